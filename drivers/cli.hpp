@@ -1,0 +1,36 @@
+#pragma once
+// The `percussion` command line: what each subcommand was asked to do.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace percussion::cli {
+
+struct RunArgs {
+  std::string scene;
+  std::string out;              // default: out/<scene stem>
+  std::string restart;          // checkpoint file, checkpoints dir or output dir
+  std::optional<long> steps;    // stop at this step, counted from the scene's start
+  bool overwrite = false;
+  std::vector<std::string> petsc;  // everything else starting with '-', for PETSc's options database
+};
+
+struct CompareArgs {
+  std::string a, b;
+  double rtol = 1e-10;
+};
+
+struct Command {
+  enum class Kind { Help, Run, Check, Info, Compare } kind = Kind::Help;
+  RunArgs run;
+  CompareArgs compare;
+  std::string file;  // check / info
+};
+
+// Throws InputError with a one-line message on a malformed command line.
+Command parse_command_line(int argc, char** argv);
+const char* usage();
+
+int run(const RunArgs& args, int argc, char** argv);  // the time loop; returns the exit code
+
+}  // namespace percussion::cli

@@ -1,0 +1,109 @@
+#pragma once
+// A scene file, parsed and validated into typed structs (see README "Scene files").
+// Validation happens once, in parse_scene(); everything downstream may trust these values.
+#include <Eigen/Core>
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace percussion {
+
+struct Material {
+  std::string name;
+  double density = 0;           // kg/m^3, > 0
+  double youngs_modulus = 0;    // Pa, > 0
+  double poisson_ratio = 0.3;   // [0, 0.5)
+  double tensile_strength = 0;  // sigma_c, Pa, > 0 (bond breaks when sigma > this)
+  double shear_strength = 0;    // tau_c, Pa, > 0 (defaults to tensile_strength)
+  double friction = 0.5;        // Coulomb coefficient for contacts, >= 0
+  double restitution = 1.0;     // normal coefficient of restitution for contacts, (0, 1]
+  double shear_modulus() const { return youngs_modulus / (2.0 * (1.0 + poisson_ratio)); }
+};
+
+// Shape filled with hexagonally close-packed spheres of one radius.
+struct Generator {
+  enum class Shape { Box, Cylinder, Sphere } shape = Shape::Box;
+  double particle_radius = 0;  // > 0
+  // Box: [min, max]. Cylinder: base centre, axis (unit after parsing), radius, height. Sphere: centre, radius.
+  Eigen::Vector3d min = Eigen::Vector3d::Zero(), max = Eigen::Vector3d::Zero();
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();  // sphere centre / cylinder base centre
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();   // cylinder
+  double radius = 0;                                 // sphere / cylinder radius
+  double height = 0;                                 // cylinder
+};
+
+struct Body {
+  int material = 0;  // index into Scene::materials (names resolved by the parser)
+  Generator generator;
+  bool bonded = true;  // bond touching neighbours inside this body
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
+  Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();  // rigid spin about the body's centroid
+};
+
+// Bond model switches; the notes' [ERRATUM?] readings are the defaults.
+struct BondModel {
+  double tolerance = 0.02;        // bond pairs with |pi-pj| <= (ri+rj)(1+tolerance)
+  bool shear_length_scaled = true;  // V_shear = 1/2 k_t (l0 theta)^2 (units fix) instead of 1/2 k_t theta^2
+  bool full_angle_bending = false;  // t <- 2 t_raw (beam-theory stiffness) instead of the paper's half-angle
+  bool tensile_only = false;        // only tension counts towards sigma in the fracture test
+};
+
+struct ContactModel {
+  double stiffness = 0;     // N/m; 0 = automatic: E_max * r_max (notes 2.7)
+  double skin = 0;          // m; 0 = automatic: 0.3 r_max. Verlet skin for neighbour and ghost lists
+};
+
+struct Obstacle {
+  enum class Kind { Plane, Box } kind = Kind::Plane;
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();   // plane: a point on it
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ(); // plane: unit normal pointing into the free side
+  Eigen::Vector3d min = Eigen::Vector3d::Zero(), max = Eigen::Vector3d::Zero();  // box: particles stay inside
+  double friction = 0.5;
+  double restitution = 1.0;
+};
+
+// Particles whose centre lies in [min, max] at the start move with a prescribed velocity and do not rotate.
+struct BoundaryCondition {
+  Eigen::Vector3d min = Eigen::Vector3d::Zero(), max = Eigen::Vector3d::Zero();
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();  // zero = clamped
+};
+
+struct TimeControl {
+  double end = 0;               // simulated end time, s, > 0
+  std::optional<double> step;   // fixed time step, s; if absent: step_factor * critical step (notes 2.10)
+  double step_factor = 0.2;     // (0, 1]
+};
+
+struct OutputControl {
+  double frame_interval = 0;    // s of simulated time between frames, > 0
+};
+
+struct CheckpointControl {
+  long every_steps = 0;         // 0 = off
+  double every_minutes = 0;     // wall clock, 0 = off
+  int keep = 3;                 // >= 1
+};
+
+struct Scene {
+  std::string path;             // file it was read from
+  std::string source;           // the file's text, stored in checkpoints
+  std::string method = "bdem";
+  std::string integrator = "explicit";
+  std::vector<Material> materials;
+  std::vector<Body> bodies;
+  BondModel bonds;
+  ContactModel contact;
+  std::vector<Obstacle> obstacles;
+  std::vector<BoundaryCondition> boundary_conditions;
+  Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
+  TimeControl time;
+  OutputControl output;
+  CheckpointControl checkpoint;
+};
+
+// Parse and validate. Throws InputError("<path>: <json pointer>: <what>") on the first problem.
+Scene parse_scene_text(const std::string& text, const std::string& path);
+Scene parse_scene_file(const std::string& path);
+
+}  // namespace percussion

@@ -1,0 +1,81 @@
+#pragma once
+// Trajectory output: <dir>/trajectory.h5 (frames + observables, rows = global particle id) and
+// <dir>/trajectory.xdmf (XDMF 2 temporal collection that ParaView's Xdmf reader opens).
+//
+// trajectory.h5 layout:
+//   /@kind = "trajectory", /@particles = N, /@format_version = 1
+//   /frames/000000/{position[N,3], quaternion[N,4], velocity[N,3], angular_velocity[N,3], radius[N],
+//                   id[N], bonds[M,2]} with attributes step, time
+//   /observables/{step, time, kinetic, potential, total, momentum[F,3], angular_momentum[F,3],
+//                 bonds_broken, contacts}: extensible, one row per frame
+// The file is opened and closed around every frame, so it is complete whenever no frame is being
+// written (a killed run leaves a readable file and a restart continues it).
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace percussion::io {
+
+struct FrameObservables {
+  long step = 0;
+  double time = 0.0;
+  double kinetic = 0.0;
+  double potential = 0.0;
+  double total = 0.0;
+  std::array<double, 3> momentum{};
+  std::array<double, 3> angular_momentum{};
+  long bonds_broken = 0;
+  long contacts = 0;
+};
+
+// This rank's owned particles in ascending global id (n = id.size()).
+struct FrameFields {
+  std::span<const std::int64_t> id;
+  std::span<const double> position;          // 3n
+  std::span<const double> quaternion;        // 4n, scalar-last
+  std::span<const double> velocity;          // 3n
+  std::span<const double> angular_velocity;  // 3n
+  std::span<const double> radius;            // n
+  std::span<const std::int64_t> bonds;       // 2 per intact bond this rank evaluates (global ids)
+};
+
+class TrajectoryWriter {
+ public:
+  // resume_step < 0: start a new trajectory. resume_step >= 0: continue the existing one (created if
+  // absent), dropping every frame and observable row with step > resume_step. Collective.
+  TrajectoryWriter(MPI_Comm comm, const std::string& dir, std::int64_t n_particles,
+                   long resume_step = -1);
+
+  // Collective: every rank passes its own particles; observables are taken from rank 0.
+  void write_frame(const FrameObservables& observables, const FrameFields& fields);
+
+  int frames() const { return static_cast<int>(frames_.size()); }
+  const std::string& h5_path() const { return h5_path_; }
+  const std::string& xdmf_path() const { return xdmf_path_; }
+
+  // "000042": the group name of frame `index` under /frames.
+  static std::string frame_name(int index);
+
+ private:
+  struct FrameRecord {
+    long step;
+    double time;
+    std::int64_t bonds;
+  };
+  void start_new();
+  void resume(long resume_step);
+  void write_xdmf() const;  // rank 0 only
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  std::string h5_path_;
+  std::string xdmf_path_;
+  std::int64_t n_particles_;
+  std::vector<FrameRecord> frames_;
+};
+
+}  // namespace percussion::io

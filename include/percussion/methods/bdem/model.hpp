@@ -1,0 +1,41 @@
+#pragma once
+// The whole bonded-particle model as a scene or a checkpoint describes it, before it is partitioned.
+// Every rank builds the same GlobalModel (generators and METIS are deterministic), keeps its part, drops the rest.
+#include <Eigen/Core>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "percussion/core/scene.hpp"
+#include "percussion/physics/bond_rest.hpp"
+
+namespace percussion::bdem {
+
+struct GlobalModel {
+  // Particles, indexed by global id.
+  std::vector<Eigen::Vector3d> x, v, w, force, torque;  // force/torque only from a checkpoint
+  std::vector<Eigen::Vector4d> q;
+  std::vector<double> radius, mass;
+  std::vector<int> material, constraint;  // constraint: index into scene.boundary_conditions or -1
+  // Bonds, indexed by global bond id; pair[k][0] < pair[k][1].
+  std::vector<std::array<std::int64_t, 2>> pair;
+  std::vector<physics::BondRest> rest;
+  std::vector<std::array<double, 2>> strength;  // sigma_c, tau_c
+  std::vector<char> intact;
+  long step = 0;
+  double time_step = 0;
+  bool from_checkpoint = false;
+
+  std::int64_t particles() const { return static_cast<std::int64_t>(x.size()); }
+  std::int64_t bonds() const { return static_cast<std::int64_t>(pair.size()); }
+};
+
+// Fill bodies with particles, bond touching neighbours, apply boundary conditions and initial velocities.
+// Throws InputError naming the scene file and JSON path when a body holds no particle.
+GlobalModel model_from_scene(const Scene& scene);
+
+// The time step the scene asks for: time.step, or step_factor x the smallest critical step (notes 2.10).
+double scene_time_step(const Scene& scene);
+
+}  // namespace percussion::bdem

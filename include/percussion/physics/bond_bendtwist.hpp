@@ -1,0 +1,84 @@
+#pragma once
+// Bond bending and twisting (notes 001 §2.5, eq. 10-11):
+//   t = bend_scale · R0 · G_l(q_j) q_i = bend_scale · R0 · vec(q̄_j ⊗ q_i),   V = ½ tᵀ K t,
+//   K = diag(k_twist, k_bend, k_bend); t0 is twist about the bond axis, t1, t2 bending.
+// vec(q̄_j ⊗ q_i) is the relative rotation in j's body frame, so a world rotation of both ends leaves V
+// unchanged. t is bilinear in (q_i, q_j), which makes the Hessian closed form.
+// q_j is flipped into q_i's hemisphere like the shear term. V is even in q_j, so the flip only fixes the sign
+// of t (what the fracture test and any output see), not the energy or its derivatives.
+#include <Eigen/Core>
+#include <Eigen/Geometry>  // cross()
+
+#include "percussion/physics/bond_rest.hpp"
+#include "percussion/physics/quaternion.hpp"
+
+namespace percussion::physics::bendtwist {
+
+inline double hemisphere_sign(const Eigen::Vector4d& qi, const Eigen::Vector4d& qj) {
+  return qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+}
+
+// G_l(a) b = s_a t_b − s_b t_a − t_a × t_b = vec(ā ⊗ b): rotation b relative to a, in a's body frame.
+inline Eigen::Vector3d relative_vec(const Eigen::Vector4d& a, const Eigen::Vector4d& b) {
+  const Eigen::Vector3d ta = a.head<3>(), tb = b.head<3>();
+  return a[3] * tb - b[3] * ta - ta.cross(tb);
+}
+
+// G_l(q)ᵀ c = q ⊗ (c, 0) = (s c + t × c, −t·c).
+inline Eigen::Vector4d gl_transpose_times(const Eigen::Vector4d& q, const Eigen::Vector3d& c) {
+  const Eigen::Vector3d tq = q.head<3>();
+  Eigen::Vector4d r;
+  r.head<3>() = q[3] * c + tq.cross(c);
+  r[3] = -tq.dot(c);
+  return r;
+}
+
+// Local rotation vector t (uses the hemisphere-flipped q_j).
+inline Eigen::Vector3d local_rotation(const Eigen::Vector4d& qi, const Eigen::Vector4d& qj, const BondRest& b) {
+  const double sign = hemisphere_sign(qi, qj);
+  return b.bend_scale * (b.R0 * relative_vec(sign * qj, qi));
+}
+
+inline Eigen::Vector3d stiffness_times(const Eigen::Vector3d& t, const BondRest& b) {
+  return Eigen::Vector3d(b.k_twist * t[0], b.k_bend * t[1], b.k_bend * t[2]);
+}
+
+inline double energy(const BondDofs& x, const BondRest& b) {
+  const Eigen::Vector3d t = local_rotation(x.segment<4>(kQi), x.segment<4>(kQj), b);
+  return 0.5 * t.dot(stiffness_times(t, b));
+}
+
+// ∇_{q_i} V = s_b G_l(q_j')ᵀ c,  ∇_{q_j} V = −sign · s_b G_l(q_i)ᵀ c,  c = R0ᵀ K t,  q_j' = sign · q_j.
+inline BondDofs gradient(const BondDofs& x, const BondRest& b) {
+  const Eigen::Vector4d qi = x.segment<4>(kQi);
+  const double sign = hemisphere_sign(qi, x.segment<4>(kQj));
+  const Eigen::Vector4d qj = sign * x.segment<4>(kQj);
+  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(qj, qi));
+  const Eigen::Vector3d c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
+  BondDofs g = BondDofs::Zero();
+  g.segment<4>(kQi) = gl_transpose_times(qj, c);
+  g.segment<4>(kQj) = -sign * gl_transpose_times(qi, c);
+  return g;
+}
+
+// H = Jᵀ K J + Σ_k (K t)_k ∇²t_k. The second term only couples q_i with q_j: ∂²(cᵀ G_l(q_j) q_i)/∂q_i∂q_j = Q_r((c, 0)).
+inline BondHessian hessian(const BondDofs& x, const BondRest& b) {
+  const Eigen::Vector4d qi = x.segment<4>(kQi);
+  const double sign = hemisphere_sign(qi, x.segment<4>(kQj));
+  const Eigen::Vector4d qj = sign * x.segment<4>(kQj);
+  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(qj, qi));
+  const Eigen::Vector3d c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
+  const Eigen::Matrix<double, 3, 4> Ji = b.bend_scale * (b.R0 * quat::Gl(qj));
+  const Eigen::Matrix<double, 3, 4> Jj = (-sign * b.bend_scale) * (b.R0 * quat::Gl(qi));
+  const Eigen::Vector3d kdiag(b.k_twist, b.k_bend, b.k_bend);
+  const Eigen::Matrix<double, 3, 4> KJi = kdiag.asDiagonal() * Ji, KJj = kdiag.asDiagonal() * Jj;
+  const Eigen::Matrix4d cross = sign * quat::Qr(Eigen::Vector4d(c[0], c[1], c[2], 0.0));
+  BondHessian h = BondHessian::Zero();
+  h.block<4, 4>(kQi, kQi) = Ji.transpose() * KJi;
+  h.block<4, 4>(kQj, kQj) = Jj.transpose() * KJj;
+  h.block<4, 4>(kQi, kQj) = Ji.transpose() * KJj + cross;
+  h.block<4, 4>(kQj, kQi) = h.block<4, 4>(kQi, kQj).transpose();
+  return h;
+}
+
+}  // namespace percussion::physics::bendtwist

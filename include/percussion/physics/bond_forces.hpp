@@ -1,0 +1,81 @@
+#pragma once
+// The per-bond kernel of the explicit integrator and of force recovery after an implicit solve:
+// forces F = −∇_p V and world torques τ = −½ G_r(q) ∇_q V of stretch + shear + bend/twist, the energy, and
+// the bond stresses of the fracture test (notes 001 §2.6, eqs. 12–17). Shared quantities (d, L, the
+// hemisphere sign, t) are computed once; no 14-vectors or 14×14 matrices are formed.
+#include <Eigen/Core>
+#include <Eigen/Geometry>  // cross()
+#include <algorithm>
+#include <cmath>
+
+#include "percussion/physics/bond_bendtwist.hpp"
+#include "percussion/physics/bond_rest.hpp"
+#include "percussion/physics/bond_shear.hpp"
+#include "percussion/physics/quaternion.hpp"
+
+namespace percussion::physics {
+
+struct BondForces {
+  Eigen::Vector3d fi, ti, fj, tj;  // forces and WORLD-frame torques on i and j
+  double energy;                   // V_stretch + V_shear + V_bendtwist
+  double sigma, tau;               // normal and shear stress of eqs. 12–13
+};
+
+namespace detail {
+// −½ G_r(q) g = −½ (s g_v + t × g_v − g_w t), quat::torque_world without forming G_r.
+inline Eigen::Vector3d world_torque(const Eigen::Vector4d& q, const Eigen::Vector4d& g) {
+  const Eigen::Vector3d t = q.head<3>(), gv = g.head<3>();
+  return -0.5 * (q[3] * gv + t.cross(gv) - g[3] * t);
+}
+}  // namespace detail
+
+inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                              const quat::Quat& qj, const BondRest& rest, bool tensile_only) {
+  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+  const Eigen::Vector4d qjs = sign * qj;  // q_j in q_i's hemisphere
+
+  const Eigen::Vector3d delta = pj - pi;
+  const double L = delta.norm();
+  const double inv_L = 1.0 / L;
+  const Eigen::Vector3d d = delta * inv_L;
+
+  // Stretch: ∇_{p_j} V = k_n (L − l0) d.
+  const double stretch = L - rest.l0;
+  const double fn = rest.kn * stretch;
+
+  // Shear.
+  const shear::Terms<double> sh = shear::terms_core<double>(d, inv_L, qi + qjs, rest);
+
+  // Bend / twist, t as in the energy (with bend_scale).
+  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
+  const Eigen::Vector3d kt = bendtwist::stiffness_times(t, rest);
+  const Eigen::Vector3d c = rest.bend_scale * (rest.R0.transpose() * kt);
+
+  // ∇_{q_i} V and ∇_{q_j'} V (q_j' = sign q_j); the sign of the q_j gradient cancels inside the torque
+  // because G_r(−q) = −G_r(q).
+  const Eigen::Vector4d gqi = sh.g_n + bendtwist::gl_transpose_times(qjs, c);
+  const Eigen::Vector4d gqjs = sh.g_n - bendtwist::gl_transpose_times(qi, c);
+
+  BondForces out;
+  const Eigen::Vector3d gpj = fn * d + sh.g_pj;
+  out.fi = gpj;
+  out.fj = -gpj;
+  out.ti = detail::world_torque(qi, gqi);
+  out.tj = detail::world_torque(qjs, gqjs);
+  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(kt);
+
+  const double normal_force = tensile_only ? std::max(0.0, fn) : std::abs(fn);
+  const double shear_force = sh.g_pj.norm();
+  const double bend_moment = rest.k_bend * std::sqrt(t[1] * t[1] + t[2] * t[2]);
+  const double twist_moment = rest.k_twist * std::abs(t[0]);
+  out.sigma = normal_force / rest.area + bend_moment * rest.r0 / rest.I;
+  out.tau = shear_force / rest.area + twist_moment * rest.r0 / rest.J;
+  return out;
+}
+
+// Eqs. 12–13: a bond breaks when either stress exceeds its strength.
+inline bool bond_breaks(double sigma, double tau, double sigma_c, double tau_c) {
+  return sigma > sigma_c || tau > tau_c;
+}
+
+}  // namespace percussion::physics

@@ -1,0 +1,178 @@
+#pragma once
+// Bond shear (notes 001 §2.5, eq. 9, corrected reading): the bond direction d = (p_j − p_i)/L should follow
+// the common rotation of its ends, d_q = R(q_c) d0 with q_c = (q_i + q_j)/|q_i + q_j|.
+//
+// We use the smooth surrogate V = ½ k_t |d − d_q|² instead of ½ k_t θ², θ = ∠(d, d_q):
+// |d − d_q|² = 2 − 2 cos θ = θ² + O(θ⁴), so small-strain stiffness is identical, while θ itself has a
+// derivative singularity at θ = 0 (the rest state), exactly where Newton needs a clean Hessian.
+// k_t already carries the l0² units fix when BondModel::shear_length_scaled.
+//
+// n = q_i + q_j is never normalised: with the homogeneous R, d_q = R(n) d0 / |n|², valid off the sphere
+// too. If q_i·q_j < 0 the bond flips q_j locally (n = q_i − q_j) so the common rotation takes the short
+// arc; the gradient with respect to the stored q_j picks up that sign.
+#include <Eigen/Core>
+#include <Eigen/Geometry>  // cross()
+#include <cmath>
+
+#include "percussion/physics/bond_rest.hpp"
+
+namespace percussion::physics::shear {
+
+// +1, or −1 when q_j must be flipped into q_i's hemisphere; piecewise constant, so it has no derivative.
+inline double hemisphere_sign(const Eigen::Vector4d& qi, const Eigen::Vector4d& qj) {
+  return qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+}
+
+template <class S>
+struct Terms {
+  S energy;
+  Eigen::Matrix<S, 3, 1> g_pj;  // ∇_{p_j} V = −∇_{p_i} V
+  Eigen::Matrix<S, 4, 1> g_n;   // ∇_n V; ∇_{q_i} V = g_n, ∇_{q_j} V = sign · g_n
+};
+
+// Energy and gradient pieces from the current direction d, 1/L and n = q_i + sign·q_j. Templated on the
+// scalar so the tests can take its exact forward-autodiff Jacobian; bond_forces calls it with double.
+template <class S>
+inline Terms<S> terms_core(const Eigen::Matrix<S, 3, 1>& d, const S& inv_L, const Eigen::Matrix<S, 4, 1>& n,
+                           const BondRest& b) {
+  using V3 = Eigen::Matrix<S, 3, 1>;
+  const V3 t = n.template head<3>();
+  const S s = n(3);
+  const V3 d0 = b.d0.template cast<S>();
+  const S tt = t.squaredNorm();
+  const S inv_nu = 1.0 / (tt + s * s);           // 1/|n|²
+  const S td0 = t.dot(d0);
+  const V3 txd0 = t.cross(d0);
+  const V3 w = (s * s - tt) * d0 + (2.0 * td0) * t + (2.0 * s) * txd0;  // R(n) d0
+  const V3 dq = w * inv_nu;
+  const V3 u = d - dq;
+
+  Terms<S> r;
+  r.energy = 0.5 * b.kt * u.squaredNorm();
+  // ∂d/∂p_j = (I − d dᵀ)/L
+  r.g_pj = (b.kt * inv_L) * (u - d.dot(u) * d);
+  // ∂d_q/∂n = (W − 2 d_q nᵀ)/|n|², W = ∂(R(n) d0)/∂n; Wᵀu written out column by column.
+  const S tu = t.dot(u), d0u = d0.dot(u), dqu = dq.dot(u);
+  const V3 Wtu_v = 2.0 * (tu * d0 - d0u * t + td0 * u + s * d0.cross(u));
+  const S Wtu_s = 2.0 * (s * d0u + txd0.dot(u));
+  const S scale = -b.kt * inv_nu;
+  r.g_n.template head<3>() = scale * (Wtu_v - (2.0 * dqu) * t);
+  r.g_n(3) = scale * (Wtu_s - 2.0 * dqu * s);
+  return r;
+}
+
+template <class S>
+inline Terms<S> terms(const Eigen::Matrix<S, 3, 1>& pi, const Eigen::Matrix<S, 4, 1>& qi,
+                      const Eigen::Matrix<S, 3, 1>& pj, const Eigen::Matrix<S, 4, 1>& qj, const BondRest& b,
+                      double sign) {
+  using std::sqrt;
+  const Eigen::Matrix<S, 3, 1> delta = pj - pi;
+  const S inv_L = 1.0 / sqrt(delta.squaredNorm());
+  const Eigen::Matrix<S, 3, 1> d = delta * inv_L;
+  const Eigen::Matrix<S, 4, 1> n = qi + sign * qj;
+  return terms_core<S>(d, inv_L, n, b);
+}
+
+inline double energy(const BondDofs& x, const BondRest& b) {
+  const Eigen::Vector4d qi = x.segment<4>(kQi), qj = x.segment<4>(kQj);
+  return terms<double>(x.segment<3>(kPi), qi, x.segment<3>(kPj), qj, b, hemisphere_sign(qi, qj)).energy;
+}
+
+namespace detail {
+template <class S>
+inline Eigen::Matrix<S, 14, 1> gradient(const Eigen::Matrix<S, 14, 1>& x, const BondRest& b, double sign) {
+  const Terms<S> r = terms<S>(x.template segment<3>(kPi), x.template segment<4>(kQi),
+                              x.template segment<3>(kPj), x.template segment<4>(kQj), b, sign);
+  Eigen::Matrix<S, 14, 1> g;
+  g.template segment<3>(kPi) = -r.g_pj;
+  g.template segment<4>(kQi) = r.g_n;
+  g.template segment<3>(kPj) = r.g_pj;
+  g.template segment<4>(kQj) = sign * r.g_n;
+  return g;
+}
+}  // namespace detail
+
+inline BondDofs gradient(const BondDofs& x, const BondRest& b) {
+  return detail::gradient<double>(x, b, hemisphere_sign(x.segment<4>(kQi), x.segment<4>(kQj)));
+}
+
+// Closed form. u = d(p) − d_q(n) is separable, so
+//   ∇²V = k_t [Jᵀ J + Σ_k u_k ∇²u_k],   J = [−P/L, −J_n, P/L, −sign·J_n],   P = I − d dᵀ,
+//   J_n = ∂d_q/∂n = (W − 2 d_q nᵀ)/|n|²,
+//   Σ u_k ∇²d_k  = −[(Pu) dᵀ + d (Pu)ᵀ + (d·u) P]/L²                       (p-p blocks, signs ±)
+//   Σ u_k ∇²d_q,k = ∇²(a/ν), a = uᵀR(n)d0 = nᵀA_u n, ν = |n|²               (n-n blocks, weights 1, sign)
+//                 = 2A_u/ν − 2(∇a nᵀ + n ∇aᵀ)/ν² − 2a I/ν² + 8a n nᵀ/ν³,   ∇a = 2 A_u n = Wᵀu.
+// The tests also compare it with the exact forward-autodiff Jacobian of the templated gradient above.
+inline BondHessian hessian(const BondDofs& x, const BondRest& b) {
+  using Eigen::Matrix3d;
+  using Eigen::Matrix4d;
+  using Eigen::Vector3d;
+  using Eigen::Vector4d;
+  const Vector4d qi = x.segment<4>(kQi), qj = x.segment<4>(kQj);
+  const double sign = hemisphere_sign(qi, qj);
+  const Vector3d delta = x.segment<3>(kPj) - x.segment<3>(kPi);
+  const double inv_L = 1.0 / delta.norm();
+  const Vector3d d = delta * inv_L;
+
+  const Vector4d n = qi + sign * qj;
+  const Vector3d t = n.head<3>();
+  const double s = n[3];
+  const double inv_nu = 1.0 / n.squaredNorm();
+  const Vector3d& d0 = b.d0;
+  const double td0 = t.dot(d0);
+  const Vector3d txd0 = t.cross(d0);
+  const Vector3d w = (s * s - t.squaredNorm()) * d0 + (2.0 * td0) * t + (2.0 * s) * txd0;
+  const Vector3d dq = w * inv_nu;
+  const Vector3d u = d - dq;
+
+  // Position part.
+  const Matrix3d P = Matrix3d::Identity() - d * d.transpose();
+  const Vector3d Pu = P * u;
+  const Matrix3d Hd = -(inv_L * inv_L) * (Pu * d.transpose() + d * Pu.transpose() + d.dot(u) * P);
+  const Matrix3d Hpp = b.kt * ((inv_L * inv_L) * P + Hd);
+
+  // Rotation part.
+  Eigen::Matrix<double, 3, 4> W;
+  W.leftCols<3>() = 2.0 * (t * d0.transpose() - d0 * t.transpose() + td0 * Matrix3d::Identity() -
+                           s * quat::cross_matrix(d0));
+  W.col(3) = 2.0 * (s * d0 + txd0);
+  const Eigen::Matrix<double, 3, 4> Jn = (W - 2.0 * dq * n.transpose()) * inv_nu;
+  const double ud0 = u.dot(d0);
+  const Vector3d d0xu = d0.cross(u);
+  Matrix4d Au;
+  Au.topLeftCorner<3, 3>() = d0 * u.transpose() + u * d0.transpose() - ud0 * Matrix3d::Identity();
+  Au.topRightCorner<3, 1>() = d0xu;
+  Au.bottomLeftCorner<1, 3>() = d0xu.transpose();
+  Au(3, 3) = ud0;
+  const Vector4d grad_a = W.transpose() * u;
+  const double a = u.dot(w);
+  const Matrix4d Hf = (2.0 * inv_nu) * Au -
+                      (2.0 * inv_nu * inv_nu) * (grad_a * n.transpose() + n * grad_a.transpose()) -
+                      (2.0 * a * inv_nu * inv_nu) * Matrix4d::Identity() +
+                      (8.0 * a * inv_nu * inv_nu * inv_nu) * (n * n.transpose());
+  const Matrix4d Hnn = b.kt * (Jn.transpose() * Jn - Hf);
+
+  // Mixed: (∂u/∂p_j)ᵀ (∂u/∂n) = −(P/L) J_n.
+  const Eigen::Matrix<double, 3, 4> C = (-b.kt * inv_L) * (P * Jn);
+
+  BondHessian h;
+  h.block<3, 3>(kPi, kPi) = Hpp;
+  h.block<3, 3>(kPj, kPj) = Hpp;
+  h.block<3, 3>(kPi, kPj) = -Hpp;
+  h.block<3, 4>(kPi, kQi) = -C;
+  h.block<3, 4>(kPj, kQi) = C;
+  h.block<3, 4>(kPi, kQj) = -sign * C;
+  h.block<3, 4>(kPj, kQj) = sign * C;
+  h.block<4, 4>(kQi, kQi) = Hnn;
+  h.block<4, 4>(kQj, kQj) = Hnn;
+  h.block<4, 4>(kQi, kQj) = sign * Hnn;
+  h.block<3, 3>(kPj, kPi) = -Hpp;
+  h.block<4, 3>(kQi, kPi) = -C.transpose();
+  h.block<4, 3>(kQi, kPj) = C.transpose();
+  h.block<4, 3>(kQj, kPi) = -sign * C.transpose();
+  h.block<4, 3>(kQj, kPj) = sign * C.transpose();
+  h.block<4, 4>(kQj, kQi) = sign * Hnn;
+  return h;
+}
+
+}  // namespace percussion::physics::shear

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Plot a Percussion trajectory's observables against time.
+
+    plot_observables.py TRAJ.h5 [-o out.png]
+
+Three panels from the /observables group that `percussion run` appends once per frame:
+kinetic, potential and total energy; |linear momentum| and |angular momentum|; bonds broken.
+Exit codes follow the `percussion` command: 2 for a file that cannot be read or lacks /observables.
+"""
+import argparse
+import os
+import sys
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")  # files only; works without a display (clusters, CI)
+import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
+import numpy as np  # noqa: E402
+
+REQUIRED = ("time", "kinetic", "potential", "total", "momentum", "angular_momentum", "bonds_broken")
+
+
+def fail(message):
+    print(f"plot_observables: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_observables(path):
+    try:
+        f = h5py.File(path, "r")
+    except OSError as error:
+        fail(f"{path}: cannot open as HDF5 ({error})")
+    with f:
+        if "observables" not in f or not isinstance(f["observables"], h5py.Group):
+            fail(f"{path}: no /observables group (is it a trajectory.h5 written by `percussion run`?)")
+        group = f["observables"]
+        missing = [name for name in REQUIRED if name not in group]
+        if missing:
+            fail(f"{path}: /observables lacks {', '.join(missing)}")
+        data = {name: np.asarray(group[name][()], dtype=float) for name in REQUIRED}
+    rows = len(data["time"])
+    if rows == 0:
+        fail(f"{path}: /observables is empty (no frame written yet)")
+    for name in ("momentum", "angular_momentum"):
+        if data[name].shape != (rows, 3):
+            fail(f"{path}: /observables/{name} has shape {data[name].shape}, expected ({rows}, 3)")
+    for name in ("kinetic", "potential", "total", "bonds_broken"):
+        if data[name].shape != (rows,):
+            fail(f"{path}: /observables/{name} has shape {data[name].shape}, expected ({rows},)")
+    return data
+
+
+def plot(data, title, output):
+    t = data["time"]
+    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 9), constrained_layout=True)
+
+    energy = axes[0]
+    energy.plot(t, data["kinetic"], label="kinetic")
+    energy.plot(t, data["potential"], label="potential")
+    energy.plot(t, data["total"], label="total", color="black", linewidth=1.5)
+    energy.set_ylabel("energy [J]")
+    energy.legend(loc="best")
+
+    # Linear and angular momentum have different units and scales: one y axis each.
+    linear = axes[1]
+    angular = linear.twinx()
+    line_p = linear.plot(t, np.linalg.norm(data["momentum"], axis=1), color="tab:blue", label="|linear momentum|")
+    line_l = angular.plot(t, np.linalg.norm(data["angular_momentum"], axis=1), color="tab:green",
+                          label="|angular momentum|")
+    linear.set_ylabel("|p| [kg m/s]", color="tab:blue")
+    angular.set_ylabel("|L| [kg m²/s]", color="tab:green")
+    linear.legend(line_p + line_l, [line.get_label() for line in line_p + line_l], loc="best")
+
+    broken = axes[2]
+    broken.step(t, data["bonds_broken"], where="post", color="tab:red")
+    broken.set_ylabel("bonds broken")
+    broken.set_xlabel("time [s]")
+
+    for axis in axes:
+        axis.grid(True, alpha=0.3)
+    fig.suptitle(title)
+    fig.savefig(output, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Plot energies, momenta and broken bonds of a trajectory.")
+    parser.add_argument("trajectory", help="trajectory.h5 written by `percussion run`")
+    parser.add_argument("-o", "--output", help="PNG to write (default: observables.png next to the trajectory)")
+    args = parser.parse_args()
+
+    output = args.output or os.path.join(os.path.dirname(os.path.abspath(args.trajectory)), "observables.png")
+    data = read_observables(args.trajectory)
+    plot(data, args.trajectory, output)
+    print(f"plot_observables: wrote {output} ({len(data['time'])} frames, "
+          f"t = {data['time'][0]:.6g} .. {data['time'][-1]:.6g} s)")
+
+
+if __name__ == "__main__":
+    main()

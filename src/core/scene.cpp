@@ -1,0 +1,194 @@
+// Scene files: JSON -> validated Scene. The format is documented key by key in docs/scenes.md.
+#include "percussion/core/scene.hpp"
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "percussion/core/error.hpp"
+#include "percussion/core/json_checker.hpp"
+
+namespace percussion {
+
+namespace {
+
+std::string format_vector(const Eigen::Vector3d& v) {
+  return "[" + JsonChecker::format_number(v.x()) + ", " + JsonChecker::format_number(v.y()) + ", " +
+         JsonChecker::format_number(v.z()) + "]";
+}
+
+// Reads "min" and "max" of `c` and checks that they span a box of positive size.
+void read_box(const JsonChecker& c, Eigen::Vector3d& min, Eigen::Vector3d& max) {
+  min = c.vector3("min");
+  max = c.vector3("max");
+  if (!(max.array() > min.array()).all())
+    c.fail_at("max", "must exceed min in every component, got min " + format_vector(min) + ", max " +
+                         format_vector(max));
+}
+
+Material parse_material(const JsonChecker& c) {
+  c.expect_object({"name", "density", "youngs_modulus", "poisson_ratio", "tensile_strength", "shear_strength",
+                   "friction", "restitution"});
+  Material m;
+  m.name = c.string("name");
+  if (m.name.empty()) c.fail_at("name", "must not be empty");
+  m.density = c.number("density", Range::positive());
+  m.youngs_modulus = c.number("youngs_modulus", Range::positive());
+  m.poisson_ratio = c.number_or("poisson_ratio", m.poisson_ratio, Range::closed_open(0.0, 0.5));
+  m.tensile_strength = c.number("tensile_strength", Range::positive());
+  m.shear_strength = c.number_or("shear_strength", m.tensile_strength, Range::positive());
+  m.friction = c.number_or("friction", m.friction, Range::non_negative());
+  m.restitution = c.number_or("restitution", m.restitution, Range::open_closed(0.0, 1.0));
+  return m;
+}
+
+// A body names its material, or gives its index in "materials".
+int resolve_material(const JsonChecker& c, const std::vector<Material>& materials) {
+  const nlohmann::json& v = c.value();
+  if (v.is_string()) {
+    const std::string name = v.get<std::string>();
+    std::string defined;
+    for (std::size_t i = 0; i < materials.size(); ++i) {
+      if (materials[i].name == name) return static_cast<int>(i);
+      defined += (i ? ", " : "") + materials[i].name;
+    }
+    c.fail("unknown material '" + name + "' (defined: " + defined + ")");
+  }
+  if (v.is_number()) {
+    const long index = c.as_integer(Range::non_negative());
+    if (index >= static_cast<long>(materials.size()))
+      c.fail("material index " + std::to_string(index) + " out of range (" + std::to_string(materials.size()) +
+             " defined)");
+    return static_cast<int>(index);
+  }
+  c.fail("expected a material name or index, got " + JsonChecker::describe(v));
+}
+
+Generator parse_shape(const JsonChecker& c) {
+  Generator g;
+  const std::string type = c.choice("type", {"box", "cylinder", "sphere"}, "shape type");
+  if (type == "box") {
+    c.expect_object({"type", "min", "max"});
+    g.shape = Generator::Shape::Box;
+    read_box(c, g.min, g.max);
+  } else if (type == "cylinder") {
+    c.expect_object({"type", "base", "axis", "radius", "height"});
+    g.shape = Generator::Shape::Cylinder;
+    g.center = c.vector3("base");
+    g.axis = c.direction_or("axis", g.axis);
+    g.radius = c.number("radius", Range::positive());
+    g.height = c.number("height", Range::positive());
+  } else {
+    c.expect_object({"type", "center", "radius"});
+    g.shape = Generator::Shape::Sphere;
+    g.center = c.vector3("center");
+    g.radius = c.number("radius", Range::positive());
+  }
+  return g;
+}
+
+Body parse_body(const JsonChecker& c, const std::vector<Material>& materials) {
+  c.expect_object({"material", "shape", "particle_radius", "bonded", "velocity", "angular_velocity"});
+  Body b;
+  b.material = resolve_material(c.at("material"), materials);
+  b.generator = parse_shape(c.at("shape"));
+  b.generator.particle_radius = c.number("particle_radius", Range::positive());
+  b.bonded = c.boolean_or("bonded", b.bonded);
+  b.velocity = c.vector3_or("velocity", b.velocity);
+  b.angular_velocity = c.vector3_or("angular_velocity", b.angular_velocity);
+  return b;
+}
+
+Obstacle parse_obstacle(const JsonChecker& c) {
+  Obstacle o;
+  const std::string type = c.choice("type", {"plane", "box"}, "obstacle type");
+  if (type == "plane") {
+    c.expect_object({"type", "point", "normal", "friction", "restitution"});
+    o.kind = Obstacle::Kind::Plane;
+    o.point = c.vector3("point");
+    o.normal = c.direction("normal");
+  } else {
+    c.expect_object({"type", "min", "max", "friction", "restitution"});
+    o.kind = Obstacle::Kind::Box;
+    read_box(c, o.min, o.max);
+  }
+  o.friction = c.number_or("friction", o.friction, Range::non_negative());
+  o.restitution = c.number_or("restitution", o.restitution, Range::open_closed(0.0, 1.0));
+  return o;
+}
+
+BoundaryCondition parse_boundary_condition(const JsonChecker& c) {
+  c.expect_object({"region", "velocity"});
+  BoundaryCondition bc;
+  read_box(c.object("region", {"min", "max"}), bc.min, bc.max);
+  bc.velocity = c.vector3_or("velocity", bc.velocity);
+  return bc;
+}
+
+}  // namespace
+
+Scene parse_scene_text(const std::string& text, const std::string& path) {
+  const nlohmann::json doc = parse_json_text(text, path);
+  const JsonChecker root(doc, path);
+  root.expect_object({"description", "method", "integrator", "materials", "bodies", "bonds", "contact", "obstacles",
+                      "boundary_conditions", "gravity", "time", "output", "checkpoint"});
+  Scene s;
+  s.path = path;
+  s.source = text;
+  root.string_or("description", "");  // free text for humans; kept only as part of `source`
+  s.method = root.choice("method", {"bdem"}, "method");
+  s.integrator = root.choice_or("integrator", s.integrator, {"explicit", "implicit"}, "integrator");
+
+  for (const JsonChecker& c : root.array("materials", 1)) {
+    Material m = parse_material(c);
+    for (std::size_t i = 0; i < s.materials.size(); ++i)
+      if (s.materials[i].name == m.name)
+        c.fail_at("name", "duplicate material name '" + m.name + "' (also /materials/" + std::to_string(i) + ")");
+    s.materials.push_back(std::move(m));
+  }
+  for (const JsonChecker& c : root.array("bodies", 1)) s.bodies.push_back(parse_body(c, s.materials));
+
+  if (const auto c = root.optional_object("bonds", {"tolerance", "shear_length_scaled", "full_angle_bending",
+                                                    "tensile_only"})) {
+    s.bonds.tolerance = c->number_or("tolerance", s.bonds.tolerance, Range::closed_open(0.0, 0.5));
+    s.bonds.shear_length_scaled = c->boolean_or("shear_length_scaled", s.bonds.shear_length_scaled);
+    s.bonds.full_angle_bending = c->boolean_or("full_angle_bending", s.bonds.full_angle_bending);
+    s.bonds.tensile_only = c->boolean_or("tensile_only", s.bonds.tensile_only);
+  }
+  if (const auto c = root.optional_object("contact", {"stiffness", "skin"})) {
+    s.contact.stiffness = c->number_or("stiffness", s.contact.stiffness, Range::non_negative());
+    s.contact.skin = c->number_or("skin", s.contact.skin, Range::non_negative());
+  }
+  for (const JsonChecker& c : root.optional_array("obstacles")) s.obstacles.push_back(parse_obstacle(c));
+  for (const JsonChecker& c : root.optional_array("boundary_conditions"))
+    s.boundary_conditions.push_back(parse_boundary_condition(c));
+  s.gravity = root.vector3_or("gravity", s.gravity);
+
+  const JsonChecker time = root.object("time", {"end", "step", "step_factor"});
+  s.time.end = time.number("end", Range::positive());
+  if (const auto step = time.find("step")) s.time.step = step->as_number(Range::positive());
+  s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
+
+  s.output.frame_interval = root.object("output", {"frame_interval"}).number("frame_interval", Range::positive());
+
+  if (const auto c = root.optional_object("checkpoint", {"every_steps", "every_minutes", "keep"})) {
+    s.checkpoint.every_steps = c->integer_or("every_steps", s.checkpoint.every_steps, Range::non_negative());
+    s.checkpoint.every_minutes = c->number_or("every_minutes", s.checkpoint.every_minutes, Range::non_negative());
+    s.checkpoint.keep = static_cast<int>(c->integer_or("keep", s.checkpoint.keep, Range::closed(1, INT_MAX)));
+  }
+  return s;
+}
+
+Scene parse_scene_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": cannot read file (it does not exist)");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": cannot read file (it is a directory)");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) throw InputError(path + ": cannot read file");
+  return parse_scene_text(text.str(), path);
+}
+
+}  // namespace percussion

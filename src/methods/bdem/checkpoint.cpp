@@ -1,0 +1,170 @@
+// Checkpoints of the bonded-DEM state: everything needed to continue, in tables whose rows are global ids,
+// so any rank count can read them back.
+#include <cmath>
+
+#include "percussion/core/error.hpp"
+#include "percussion/io/h5file.hpp"
+#include "percussion/methods/bdem/explicit_bdem.hpp"
+#include "percussion/methods/bdem/checkpoint.hpp"
+
+namespace percussion::bdem {
+namespace {
+
+constexpr int kRestColumns = 22;  // l0 r0 d0[3] R0[9 row-major] kn kt k_twist k_bend area I J bend_scale
+constexpr const char* kRestLayout = "l0 r0 d0x d0y d0z R0(row-major 9) kn kt k_twist k_bend area I J bend_scale";
+
+void pack_rest(const physics::BondRest& r, double* c) {
+  c[0] = r.l0;
+  c[1] = r.r0;
+  for (int k = 0; k < 3; ++k) c[2 + k] = r.d0[k];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) c[5 + 3 * i + j] = r.R0(i, j);
+  c[14] = r.kn;
+  c[15] = r.kt;
+  c[16] = r.k_twist;
+  c[17] = r.k_bend;
+  c[18] = r.area;
+  c[19] = r.I;
+  c[20] = r.J;
+  c[21] = r.bend_scale;
+}
+
+physics::BondRest unpack_rest(const double* c) {
+  physics::BondRest r{};
+  r.l0 = c[0];
+  r.r0 = c[1];
+  for (int k = 0; k < 3; ++k) r.d0[k] = c[2 + k];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.R0(i, j) = c[5 + 3 * i + j];
+  r.kn = c[14];
+  r.kt = c[15];
+  r.k_twist = c[16];
+  r.k_bend = c[17];
+  r.area = c[18];
+  r.I = c[19];
+  r.J = c[20];
+  r.bend_scale = c[21];
+  return r;
+}
+
+template <class V>
+std::span<const double> flat(const std::vector<V>& a, std::size_t n) {
+  return {reinterpret_cast<const double*>(a.data()), n * static_cast<std::size_t>(V::SizeAtCompileTime)};
+}
+
+template <int N, class V>
+std::vector<V> unflat(const std::vector<double>& d) {
+  std::vector<V> out(d.size() / N);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (int k = 0; k < N; ++k) out[i][k] = d[N * i + k];
+  return out;
+}
+
+}  // namespace
+
+void ExplicitBdem::write_checkpoint(const std::string& path) {
+  ScopedPhase timer(timers_, Phase::Checkpoint);
+  io::H5File file = io::H5File::create(comm_, path);
+  const hid_t root = file.id();
+  std::int64_t intact_local = 0, intact = 0;
+  for (const auto& b : bonds_) intact_local += b.intact ? 1 : 0;
+  MPI_Allreduce(&intact_local, &intact, 1, MPI_INT64_T, MPI_SUM, comm_);
+  io::write_attribute(root, "kind", std::string("checkpoint"));
+  io::write_attribute(root, "method", scene_.method);
+  io::write_attribute(root, "integrator", scene_.integrator);
+  io::write_attribute(root, "format_version", std::int64_t{1});
+  io::write_attribute(root, "step", std::int64_t{step_});
+  io::write_attribute(root, "time", time());
+  io::write_attribute(root, "time_step", dt_);
+  io::write_attribute(root, "ranks_written", std::int64_t{size_});
+  io::write_attribute(root, "particles", n_global_);
+  io::write_attribute(root, "bonds", bonds_global_);
+  io::write_attribute(root, "bonds_intact", intact);
+  io::write_attribute(root, "scene_path", scene_.path);
+  io::write_string(root, "scene", scene_.source);
+
+  const std::size_t n = n_owned_;
+  const std::span<const std::int64_t> rows(gid_.data(), n);
+  {
+    io::H5Group g = io::H5Group::create(root, "particles");
+    io::write_rows(g.id(), "position", rows, n_global_, flat(x_, n), 3);
+    io::write_rows(g.id(), "quaternion", rows, n_global_, flat(q_, n), 4);
+    io::write_rows(g.id(), "velocity", rows, n_global_, flat(v_, n), 3);
+    io::write_rows(g.id(), "angular_velocity", rows, n_global_, flat(w_, n), 3);
+    io::write_rows(g.id(), "force", rows, n_global_, flat(f_, n), 3);
+    io::write_rows(g.id(), "torque", rows, n_global_, flat(t_, n), 3);
+    io::write_rows(g.id(), "radius", rows, n_global_, std::span<const double>(radius_.data(), n), 1);
+    io::write_rows(g.id(), "mass", rows, n_global_, std::span<const double>(mass_.data(), n), 1);
+    std::vector<std::int64_t> material(material_.begin(), material_.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<std::int64_t> constraint(constraint_.begin(), constraint_.end());
+    io::write_rows(g.id(), "material", rows, n_global_, std::span<const std::int64_t>(material), 1);
+    io::write_rows(g.id(), "constraint", rows, n_global_, std::span<const std::int64_t>(constraint), 1);
+  }
+  {
+    io::H5Group g = io::H5Group::create(root, "bonds");
+    std::vector<std::int64_t> ids, pair, flags;
+    std::vector<double> rest, strength;
+    for (const auto& b : bonds_) {
+      ids.push_back(b.id);
+      pair.insert(pair.end(), {b.a, b.b});
+      flags.push_back(b.intact ? 1 : 0);
+      rest.resize(rest.size() + kRestColumns);
+      pack_rest(b.rest, &rest[rest.size() - kRestColumns]);
+      strength.insert(strength.end(), {b.sigma_c, b.tau_c});
+    }
+    io::write_rows(g.id(), "pair", ids, bonds_global_, std::span<const std::int64_t>(pair), 2);
+    io::write_rows(g.id(), "intact", ids, bonds_global_, std::span<const std::int64_t>(flags), 1);
+    io::write_rows(g.id(), "rest", ids, bonds_global_, std::span<const double>(rest), kRestColumns);
+    io::write_attribute(g.id(), "rest_columns", std::string(kRestLayout));
+    io::write_rows(g.id(), "strength", ids, bonds_global_, std::span<const double>(strength), 2);
+  }
+  file.close();
+}
+
+GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
+  io::H5File file = io::H5File::open_read(comm, path);
+  const hid_t root = file.id();
+  std::string kind;
+  try {
+    kind = io::read_attribute_string(root, "kind");
+  } catch (const std::exception&) {
+  }
+  if (kind != "checkpoint") throw InputError(path + ": not a Percussion checkpoint (no kind=\"checkpoint\" attribute)");
+  const std::string method = io::read_attribute_string(root, "method");
+  if (method != "bdem") throw InputError(path + ": checkpoint of method '" + method + "', expected 'bdem'");
+
+  GlobalModel g;
+  g.from_checkpoint = true;
+  g.step = static_cast<long>(io::read_attribute_int(root, "step"));
+  g.time_step = io::read_attribute_double(root, "time_step");
+  {
+    io::H5Group p = io::H5Group::open(root, "particles");
+    g.x = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "position"));
+    g.q = unflat<4, Eigen::Vector4d>(io::read_all_double(p.id(), "quaternion"));
+    g.v = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "velocity"));
+    g.w = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "angular_velocity"));
+    g.force = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "force"));
+    g.torque = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "torque"));
+    g.radius = io::read_all_double(p.id(), "radius");
+    g.mass = io::read_all_double(p.id(), "mass");
+    for (auto m : io::read_all_int(p.id(), "material")) g.material.push_back(static_cast<int>(m));
+    for (auto c : io::read_all_int(p.id(), "constraint")) g.constraint.push_back(static_cast<int>(c));
+  }
+  {
+    io::H5Group b = io::H5Group::open(root, "bonds");
+    const auto pair = io::read_all_int(b.id(), "pair");
+    const auto intact = io::read_all_int(b.id(), "intact");
+    const auto rest = io::read_all_double(b.id(), "rest");
+    const auto strength = io::read_all_double(b.id(), "strength");
+    const std::size_t m = intact.size();
+    for (std::size_t k = 0; k < m; ++k) {
+      g.pair.push_back({pair[2 * k], pair[2 * k + 1]});
+      g.intact.push_back(intact[k] != 0);
+      g.rest.push_back(unpack_rest(&rest[kRestColumns * k]));
+      g.strength.push_back({strength[2 * k], strength[2 * k + 1]});
+    }
+  }
+  return g;
+}
+
+}  // namespace percussion::bdem
