@@ -1,6 +1,7 @@
 #include "percussion/geometry/cell_list.hpp"
 
-#include <algorithm>
+#include <array>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 
@@ -28,48 +29,64 @@ void CellList::build(std::span<const Eigen::Vector3d> points, double cell_size) 
     if (!std::isfinite(origin_[a])) origin_[a] = 0.0;
   }
 
-  // Table of at least twice as many slots as there can be cells keeps probe chains short.
-  std::size_t slots = 2;
-  while (slots < 2 * n) slots *= 2;
-  mask_ = slots - 1;
-  table_key_.assign(slots, kNoKey);
-  table_cell_.resize(slots);
-
-  // Cells are numbered in order of first appearance, so the order depends only on the input.
-  point_cell_.resize(n);
-  cell_key_.clear();
-  cell_begin_.assign(1, 0);  // cell_begin_[c + 1] counts cell c first
+  // Cell coordinates, then the fewest bits per axis that hold them.
+  key_.resize(n);
+  std::int64_t top = 0;
+  for (int a = 0; a < 3; ++a) dims_[a] = 1;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t key = key_of(points[i]);
-    std::size_t s = slot_of(key);
-    while (table_key_[s] != kNoKey && table_key_[s] != key) s = (s + 1) & mask_;
-    if (table_key_[s] == kNoKey) {
-      table_key_[s] = key;
-      table_cell_[s] = static_cast<std::uint32_t>(cell_key_.size());
-      cell_key_.push_back(key);
-      cell_begin_.push_back(0);
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t c = cell_coord(points[i][a], origin_[a]);
+      dims_[a] = std::max(dims_[a], c + 1);
+      top = std::max(top, c);
     }
-    const std::uint32_t c = table_cell_[s];
-    point_cell_[i] = c;
-    ++cell_begin_[c + 1];
+  }
+  bits_ = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(top))));
+  coord_mask_ = (std::uint64_t{1} << bits_) - 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Eigen::Vector3d& p = points[i];
+    key_[i] = static_cast<std::uint64_t>(cell_coord(p.x(), origin_.x())) |
+              (row_key(cell_coord(p.y(), origin_.y()), cell_coord(p.z(), origin_.z())) << bits_);
   }
 
-  // Counts -> cell_begin_[c + 1] = start of cell c; the scatter then advances it to the end of cell c, which
-  // is the start of cell c + 1. Scattering in index order keeps indices ascending within a cell.
-  const std::size_t ncell = cell_key_.size();
-  std::uint32_t running = 0;
-  for (std::size_t c = 0; c < ncell; ++c) {
-    const std::uint32_t count = cell_begin_[c + 1];
-    cell_begin_[c + 1] = running;
-    running += count;
-  }
-  pos_.resize(n);
+  // Stable LSD radix sort of (key, index) by 8-bit digits; index_ starts ascending so ties stay in input order.
   index_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t at = cell_begin_[point_cell_[i] + 1]++;
-    pos_[at] = points[i];
-    index_[at] = static_cast<std::uint32_t>(i);
+  for (std::size_t i = 0; i < n; ++i) index_[i] = static_cast<std::uint32_t>(i);
+  key_tmp_.resize(n);
+  order_tmp_.resize(n);
+  const int key_bits = 3 * bits_;
+  for (int shift = 0; shift < key_bits; shift += 8) {
+    std::array<std::uint32_t, 257> start{};
+    for (std::size_t i = 0; i < n; ++i) ++start[((key_[i] >> shift) & 0xff) + 1];
+    for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t at = start[(key_[i] >> shift) & 0xff]++;
+      key_tmp_[at] = key_[i];
+      order_tmp_[at] = index_[i];
+    }
+    key_.swap(key_tmp_);
+    index_.swap(order_tmp_);
   }
+
+  // Cells = runs of equal keys; rows = runs of equal (y, z). Copy positions into cell order.
+  pos_.resize(n);
+  cell_x_.clear();
+  cell_begin_.clear();
+  row_key_.clear();
+  row_begin_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    pos_[i] = points[index_[i]];
+    const std::uint64_t key = key_[i];
+    if (i > 0 && key == key_[i - 1]) continue;
+    const std::uint64_t row = key >> bits_;
+    if (row_key_.empty() || row != row_key_.back()) {
+      row_key_.push_back(row);
+      row_begin_.push_back(static_cast<std::uint32_t>(cell_x_.size()));
+    }
+    cell_x_.push_back(static_cast<std::uint32_t>(key & coord_mask_));
+    cell_begin_.push_back(static_cast<std::uint32_t>(i));
+  }
+  cell_begin_.push_back(static_cast<std::uint32_t>(n));
+  row_begin_.push_back(static_cast<std::uint32_t>(cell_x_.size()));
 }
 
 }  // namespace percussion::geometry

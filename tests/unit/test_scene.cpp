@@ -220,6 +220,7 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/materials", json::object(), "t.json: /materials: expected an array, got object {}"},
       {"/bodies/0/material", true, "/bodies/0/material: expected a material name or index, got boolean true"},
       {"/time/end", nullptr, "/time/end: expected a number, got null"},
+      {"/description", 5, "t.json: /description: expected a string, got number 5"},
       // ranges
       {"/materials/0/youngs_modulus", -3, "t.json: /materials/0/youngs_modulus: must be > 0, got -3"},
       {"/materials/0/poisson_ratio", 0.5, "/materials/0/poisson_ratio: must be in [0, 0.5), got 0.5"},

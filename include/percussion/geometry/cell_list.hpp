@@ -1,13 +1,15 @@
 #pragma once
-// Uniform hash grid over a point array: all pairs closer than a cut-off, or all points near a query point.
-// Cells are hashed, not laid out over the bounding box, so a few far-flung fragments cost nothing: memory is
-// O(points) whatever the spread. Points are stored in cell order (copies of the positions), so the inner
-// loops read contiguous memory. Storage is reused across build() calls; nothing is allocated while
-// enumerating. Visiting order depends only on the input, never on addresses or timing.
+// Uniform grid over a point array: all pairs closer than a cut-off, or all points near a query point.
+// Points are sorted (radix sort, O(n)) by cell in (z, y, x) order, so the grid costs O(points) memory however
+// far apart the points are (a fragment flying off does not inflate anything), cells of one x-row are
+// contiguous, and neighbour cells are reached by merging sorted rows instead of hashing each cell.
+// Positions are copied in cell order, so the inner loops read contiguous memory. Storage is reused across
+// build() calls and nothing is allocated while enumerating. Visiting order depends only on the input.
 //
-// A pair is reported iff its squared distance is < cutoff²; pairs within a relative 1e-12 of the cut-off
-// may be missed by round-off in the cell coordinates.
+// A pair is reported iff its squared distance is < cutoff²; pairs within a relative ~1e-13 of the cut-off
+// may be missed through round-off in the cell coordinates.
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -28,122 +30,97 @@ class CellList {
   template <class F>
   void for_each_pair(double cutoff, F&& f) const;
 
-  // f(i, dist2) for every point with dist2 < cutoff² from p (p need not be inside the points' bounding box).
+  // f(i, dist2) for every point with dist2 < cutoff² from p (p may lie anywhere).
   template <class F>
   void for_each_near(const Eigen::Vector3d& p, double cutoff, F&& f) const;
 
  private:
-  // Cell coordinates are 21-bit unsigned integers counted from the bounding box's min corner, packed into
-  // one 64-bit key. Coordinates beyond 2^21 - 1 cells are clamped: clamping is monotone and 1-Lipschitz, so
-  // two points within `reach` cells stay within `reach` clamped cells, and no pair is lost.
-  static constexpr int kBits = 21;
-  static constexpr std::int64_t kMaxCoord = (std::int64_t{1} << kBits) - 1;
-  static constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
+  // Cell coordinates count from the bounding box's min corner and are clamped to 21 bits. Clamping is
+  // monotone and 1-Lipschitz, so two points within `reach` cells stay within `reach` clamped cells: no
+  // pair is lost, far-out cells merely merge.
+  static constexpr std::int64_t kMaxCoord = (std::int64_t{1} << 21) - 1;
 
-  static std::uint64_t pack(std::int64_t x, std::int64_t y, std::int64_t z) {
-    return static_cast<std::uint64_t>(x) | (static_cast<std::uint64_t>(y) << kBits) |
-           (static_cast<std::uint64_t>(z) << (2 * kBits));
-  }
-  static std::int64_t coord_of(std::uint64_t key, int axis) {
-    return static_cast<std::int64_t>((key >> (axis * kBits)) & static_cast<std::uint64_t>(kMaxCoord));
-  }
   std::int64_t cell_coord(double x, double origin) const {
     const double c = std::floor((x - origin) * inv_h_);
     if (!(c >= 0.0)) return 0;  // also catches NaN
     return c >= static_cast<double>(kMaxCoord) ? kMaxCoord : static_cast<std::int64_t>(c);
   }
-  std::uint64_t key_of(const Eigen::Vector3d& p) const {
-    return pack(cell_coord(p.x(), origin_.x()), cell_coord(p.y(), origin_.y()), cell_coord(p.z(), origin_.z()));
+  std::uint64_t row_key(std::int64_t y, std::int64_t z) const {
+    return static_cast<std::uint64_t>(y) | (static_cast<std::uint64_t>(z) << bits_);
   }
-  std::size_t slot_of(std::uint64_t key) const {
-    // splitmix64 finaliser: packed keys have highly regular bits, so mix before masking.
-    key ^= key >> 30;
-    key *= 0xbf58476d1ce4e5b9ULL;
-    key ^= key >> 27;
-    key *= 0x94d049bb133111ebULL;
-    key ^= key >> 31;
-    return static_cast<std::size_t>(key & mask_);
-  }
-  // Index range [begin, end) of the points (in cell order) of the cell with this key; empty if none.
-  void find_cell(std::uint64_t key, std::uint32_t& begin, std::uint32_t& end) const {
-    for (std::size_t s = slot_of(key);; s = (s + 1) & mask_) {
-      const std::uint64_t k = table_key_[s];
-      if (k == key) {
-        const std::uint32_t c = table_cell_[s];
-        begin = cell_begin_[c];
-        end = cell_begin_[c + 1];
-        return;
-      }
-      if (k == kNoKey) {
-        begin = end = 0;
-        return;
-      }
-    }
+  std::int64_t row_y(std::size_t r) const { return static_cast<std::int64_t>(row_key_[r] & coord_mask_); }
+  std::int64_t row_z(std::size_t r) const { return static_cast<std::int64_t>(row_key_[r] >> bits_); }
+  // Row with the given (y, z) among rows [from, end), or SIZE_MAX.
+  std::size_t find_row(std::int64_t y, std::int64_t z, std::size_t from) const {
+    const std::uint64_t key = row_key(y, z);
+    const auto it = std::lower_bound(row_key_.begin() + static_cast<std::ptrdiff_t>(from), row_key_.end(), key);
+    return it != row_key_.end() && *it == key ? static_cast<std::size_t>(it - row_key_.begin()) : SIZE_MAX;
   }
   int reach_for(double cutoff) const {
     const double cells = std::ceil(cutoff * inv_h_);
-    return cells < 1.0 ? 1 : static_cast<int>(cells);
+    return cells < 1.0 ? 1 : static_cast<int>(std::min(cells, static_cast<double>(kMaxCoord)));
   }
+  template <class F>
+  void cell_pairs(std::size_t c, std::size_t d, double c2, F& f) const;
 
   double h_ = 0, inv_h_ = 0;
   Eigen::Vector3d origin_ = Eigen::Vector3d::Zero();
-  std::vector<Eigen::Vector3d> pos_;        // positions in cell order
-  std::vector<std::uint32_t> index_;        // original index of each entry of pos_
-  std::vector<std::uint64_t> cell_key_;     // key of each non-empty cell, in cell order
-  std::vector<std::uint32_t> cell_begin_;   // start of each cell in pos_, plus one past the end
-  std::vector<std::uint64_t> table_key_;    // open-addressing table: cell key -> cell number
-  std::vector<std::uint32_t> table_cell_;
-  std::size_t mask_ = 0;
-  std::vector<std::uint32_t> point_cell_;  // scratch for build(): cell number of each input point
+  int bits_ = 1;                                      // bits per packed cell coordinate
+  std::uint64_t coord_mask_ = 1;
+  std::int64_t dims_[3] = {0, 0, 0};                  // 1 + largest cell coordinate per axis
+  std::vector<Eigen::Vector3d> pos_;                  // positions in cell order
+  std::vector<std::uint32_t> index_;                  // original index of each entry of pos_
+  std::vector<std::uint32_t> cell_x_;                 // x coordinate of each non-empty cell
+  std::vector<std::uint32_t> cell_begin_;             // first entry of each cell in pos_, plus the end
+  std::vector<std::uint64_t> row_key_;                // (y, z) of each non-empty row, ascending
+  std::vector<std::uint32_t> row_begin_;              // first cell of each row, plus the end
+  std::vector<std::uint64_t> key_, key_tmp_;          // radix-sort scratch
+  std::vector<std::uint32_t> order_tmp_;
 };
+
+template <class F>
+void CellList::cell_pairs(std::size_t c, std::size_t d, double c2, F& f) const {
+  const std::uint32_t a1 = cell_begin_[c + 1], b0 = cell_begin_[d], b1 = cell_begin_[d + 1];
+  for (std::uint32_t a = cell_begin_[c]; a < a1; ++a) {
+    const Eigen::Vector3d pa = pos_[a];
+    // Same cell: each pair once.
+    for (std::uint32_t b = (c == d ? a + 1 : b0); b < b1; ++b) {
+      const double d2 = (pos_[b] - pa).squaredNorm();
+      if (d2 < c2) {
+        const std::uint32_t i = index_[a], j = index_[b];
+        i < j ? f(std::size_t{i}, std::size_t{j}, d2) : f(std::size_t{j}, std::size_t{i}, d2);
+      }
+    }
+  }
+}
 
 template <class F>
 void CellList::for_each_pair(double cutoff, F&& f) const {
   if (!(cutoff > 0.0) || index_.empty()) return;
   const double c2 = cutoff * cutoff;
-  const int R = reach_for(cutoff);
-  const std::size_t ncell = cell_key_.size();
-  for (std::size_t c = 0; c < ncell; ++c) {
-    const std::uint32_t a0 = cell_begin_[c], a1 = cell_begin_[c + 1];
-    // Pairs inside the cell.
-    for (std::uint32_t a = a0; a < a1; ++a) {
-      const Eigen::Vector3d pa = pos_[a];
-      for (std::uint32_t b = a + 1; b < a1; ++b) {
-        const double d2 = (pos_[b] - pa).squaredNorm();
-        if (d2 < c2) {
-          const std::uint32_t i = index_[a], j = index_[b];
-          i < j ? f(std::size_t{i}, std::size_t{j}, d2) : f(std::size_t{j}, std::size_t{i}, d2);
-        }
-      }
+  const std::int64_t R = reach_for(cutoff);
+  const std::size_t nrow = row_key_.size();
+  for (std::size_t r = 0; r < nrow; ++r) {
+    const std::uint32_t r0 = row_begin_[r], r1 = row_begin_[r + 1];
+    // Own row: the cell itself and the next cells up to R to the right.
+    for (std::uint32_t c = r0; c < r1; ++c) {
+      for (std::uint32_t d = c; d < r1 && cell_x_[d] <= cell_x_[c] + R; ++d) cell_pairs(c, d, c2, f);
     }
-    // Half of the neighbour stencil: offsets lexicographically after (0, 0, 0) in (z, y, x), so every pair
-    // of cells is visited once.
-    const std::uint64_t key = cell_key_[c];
-    const std::int64_t cx = coord_of(key, 0), cy = coord_of(key, 1), cz = coord_of(key, 2);
-    for (int dz = 0; dz <= R; ++dz) {
-      const std::int64_t z = cz + dz;
-      if (z > kMaxCoord) break;
-      for (int dy = (dz == 0 ? 0 : -R); dy <= R; ++dy) {
-        const std::int64_t y = cy + dy;
-        if (y < 0) continue;
-        if (y > kMaxCoord) break;
-        for (int dx = (dz == 0 && dy == 0 ? 1 : -R); dx <= R; ++dx) {
-          const std::int64_t x = cx + dx;
-          if (x < 0) continue;
-          if (x > kMaxCoord) break;
-          std::uint32_t b0, b1;
-          find_cell(pack(x, y, z), b0, b1);
-          if (b0 == b1) continue;
-          for (std::uint32_t a = a0; a < a1; ++a) {
-            const Eigen::Vector3d pa = pos_[a];
-            for (std::uint32_t b = b0; b < b1; ++b) {
-              const double d2 = (pos_[b] - pa).squaredNorm();
-              if (d2 < c2) {
-                const std::uint32_t i = index_[a], j = index_[b];
-                i < j ? f(std::size_t{i}, std::size_t{j}, d2) : f(std::size_t{j}, std::size_t{i}, d2);
-              }
-            }
-          }
+    // Rows lexicographically after this one in (z, y) within reach: every pair of rows is met once.
+    const std::int64_t y = row_y(r), z = row_z(r);
+    for (std::int64_t dz = 0; dz <= R && z + dz < dims_[2]; ++dz) {
+      for (std::int64_t dy = (dz == 0 ? 1 : -R); dy <= R; ++dy) {
+        if (y + dy < 0) continue;
+        if (y + dy >= dims_[1]) break;
+        const std::size_t o = find_row(y + dy, z + dz, r + 1);
+        if (o == SIZE_MAX) continue;
+        // Merge the two x-sorted rows: for each cell, the window [x − R, x + R] of the other row.
+        const std::uint32_t o1 = row_begin_[o + 1];
+        std::uint32_t lo = row_begin_[o];
+        for (std::uint32_t c = r0; c < r1 && lo < o1; ++c) {
+          const std::int64_t x = cell_x_[c];
+          while (lo < o1 && cell_x_[lo] + R < x) ++lo;
+          for (std::uint32_t d = lo; d < o1 && cell_x_[d] <= x + R; ++d) cell_pairs(c, d, c2, f);
         }
       }
     }
@@ -154,18 +131,19 @@ template <class F>
 void CellList::for_each_near(const Eigen::Vector3d& p, double cutoff, F&& f) const {
   if (!(cutoff > 0.0) || index_.empty()) return;
   const double c2 = cutoff * cutoff;
-  const int R = reach_for(cutoff);
-  const std::int64_t cx = cell_coord(p.x(), origin_.x()), cy = cell_coord(p.y(), origin_.y()),
-                     cz = cell_coord(p.z(), origin_.z());
-  for (std::int64_t z = cz - R; z <= cz + R; ++z) {
-    if (z < 0 || z > kMaxCoord) continue;
-    for (std::int64_t y = cy - R; y <= cy + R; ++y) {
-      if (y < 0 || y > kMaxCoord) continue;
-      for (std::int64_t x = cx - R; x <= cx + R; ++x) {
-        if (x < 0 || x > kMaxCoord) continue;
-        std::uint32_t b0, b1;
-        find_cell(pack(x, y, z), b0, b1);
-        for (std::uint32_t b = b0; b < b1; ++b) {
+  const std::int64_t R = reach_for(cutoff);
+  const std::int64_t qx = cell_coord(p.x(), origin_.x()), qy = cell_coord(p.y(), origin_.y()),
+                     qz = cell_coord(p.z(), origin_.z());
+  for (std::int64_t z = std::max<std::int64_t>(qz - R, 0); z <= qz + R && z < dims_[2]; ++z) {
+    for (std::int64_t y = std::max<std::int64_t>(qy - R, 0); y <= qy + R && y < dims_[1]; ++y) {
+      const std::size_t r = find_row(y, z, 0);
+      if (r == SIZE_MAX) continue;
+      const auto first = cell_x_.begin() + row_begin_[r], last = cell_x_.begin() + row_begin_[r + 1];
+      const std::int64_t xlo = std::max<std::int64_t>(qx - R, 0);
+      for (auto it = std::lower_bound(first, last, static_cast<std::uint32_t>(std::min(xlo, kMaxCoord)));
+           it != last && *it <= qx + R; ++it) {
+        const std::size_t c = static_cast<std::size_t>(it - cell_x_.begin());
+        for (std::uint32_t b = cell_begin_[c]; b < cell_begin_[c + 1]; ++b) {
           const double d2 = (pos_[b] - p).squaredNorm();
           if (d2 < c2) f(std::size_t{index_[b]}, d2);
         }

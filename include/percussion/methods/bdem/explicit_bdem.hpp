@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +53,13 @@ class ExplicitBdem final : public Method {
   void write_frame(io::TrajectoryWriter& writer) override;
   void write_checkpoint(const std::string& path) override;
   PhaseTimers& timers() override { return timers_; }
+
+  // This rank's owned particles (ascending global id) and the bonds it evaluates: for tests and tools.
+  std::span<const std::int64_t> owned_ids() const { return {gid_.data(), n_owned_}; }
+  std::span<const Eigen::Vector3d> owned_positions() const { return {x_.data(), n_owned_}; }
+  std::span<const Eigen::Vector3d> owned_velocities() const { return {v_.data(), n_owned_}; }
+  std::span<const Eigen::Vector4d> owned_quaternions() const { return {q_.data(), n_owned_}; }
+  const std::vector<Bond>& bonds() const { return bonds_; }
 
  private:
   void take_my_part(const GlobalModel& g);

@@ -1,0 +1,228 @@
+// Explicit bonded DEM on 1, 2 and 3 ranks: conservation laws, an analytic period, agreement with a serial run
+// of the same scene, and restarts (same and different rank count).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/checkpoint.hpp"
+#include "percussion/methods/bdem/explicit_bdem.hpp"
+
+using namespace percussion;
+using bdem::ExplicitBdem;
+
+namespace {
+
+constexpr double kRadius = 0.016;
+
+std::string material(double strength) {
+  return R"({ "name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3, "tensile_strength": )" +
+         std::to_string(strength) + R"(, "friction": 0.5, "restitution": 0.5 })";
+}
+
+// strength 1e12: nothing breaks; 3e4: the paper's fracture threshold.
+Scene scene_from(const std::string& body, const std::string& extra = "", double strength = 1e12) {
+  const std::string text = R"({ "method": "bdem", "materials": [)" + material(strength) + R"(], "bodies": [)" + body +
+                           R"(], "time": { "end": 10.0 }, "output": { "frame_interval": 1.0 })" +
+                           (extra.empty() ? std::string() : ", " + extra) + "}";
+  return parse_scene_text(text, "test-scene.json");
+}
+
+std::string box_body(double lx, double ly, double lz, const std::string& more = "") {
+  return R"({ "material": "m", "particle_radius": 0.016, "shape": { "type": "box", "min": [0, 0, 0], "max": [)" +
+         std::to_string(lx) + ", " + std::to_string(ly) + ", " + std::to_string(lz) + "] }" + more + "}";
+}
+
+// Deterministic pseudo-random velocities by global id (same on every rank count).
+void shake(bdem::GlobalModel& g, double amplitude) {
+  for (std::size_t i = 0; i < g.v.size(); ++i)
+    for (int d = 0; d < 3; ++d) {
+      const double u = std::sin(12.9898 * static_cast<double>(i) + 78.233 * d) * 43758.5453;
+      g.v[i][d] = amplitude * (2 * (u - std::floor(u)) - 1);
+      g.w[i][d] = 10 * amplitude * std::cos(3.1 * static_cast<double>(i) + d);
+    }
+}
+
+// Test-only gather of a per-particle field into a global array indexed by id (on every rank).
+template <int N, class V>
+std::vector<double> gather(MPI_Comm comm, std::span<const std::int64_t> ids, std::span<const V> values, std::int64_t n) {
+  std::vector<double> local(static_cast<std::size_t>(n) * N, 0.0), global(local.size());
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (int d = 0; d < N; ++d) local[ids[i] * N + d] = values[i][d];
+  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, comm);
+  return global;
+}
+
+std::vector<double> positions(MPI_Comm comm, const ExplicitBdem& m) {
+  return gather<3>(comm, m.owned_ids(), m.owned_positions(), m.global_particles());
+}
+
+std::vector<std::int64_t> broken_bonds(MPI_Comm comm, const ExplicitBdem& m) {
+  std::vector<char> local(m.global_bonds(), 0), global(local.size());
+  for (const auto& b : m.bonds())
+    if (!b.intact) local[b.id] = 1;
+  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_CHAR, MPI_MAX, comm);
+  std::vector<std::int64_t> ids;
+  for (std::size_t k = 0; k < global.size(); ++k)
+    if (global[k]) ids.push_back(static_cast<std::int64_t>(k));
+  return ids;
+}
+
+double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(a[i]));
+  }
+  return diff / scale;
+}
+
+std::string shared_temp_dir() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char buf[256] = {};
+  if (rank == 0) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "percussion-test-XXXXXX").string();
+    std::snprintf(buf, sizeof buf, "%s", tmpl.c_str());
+    if (!mkdtemp(buf)) buf[0] = '\0';
+  }
+  MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return buf;
+}
+
+}  // namespace
+
+// Undamped, unbroken, no walls or gravity: velocity Verlet conserves energy (no drift) and both momenta.
+TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
+  const Scene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius));
+  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  shake(g, 0.02);
+  ExplicitBdem m(scene, MPI_COMM_WORLD, g);
+  ASSERT_GT(m.global_particles(), 100);
+  const Observables o0 = m.observables();
+  constexpr int kSteps = 10000, kWindow = 1000;
+  double first = 0, last = 0, p_scale = 0;
+  for (const auto& v : m.owned_velocities()) p_scale += v.norm();
+  for (int s = 0; s < kSteps; ++s) {
+    m.advance();
+    // Verlet energy oscillates with O(dt^2) amplitude; drift is the change of its running mean.
+    if (s < kWindow) first += m.observables().total / kWindow;
+    if (s >= kSteps - kWindow) last += m.observables().total / kWindow;
+  }
+  const Observables o1 = m.observables();
+  EXPECT_EQ(o1.bonds_broken, 0);
+  EXPECT_GT(o0.kinetic, 0);
+  const double drift = std::abs(last - first) / std::abs(first);
+  EXPECT_LT(drift, 1e-4) << "energy " << first << " -> " << last;
+  EXPECT_LT(std::abs(o1.total - o0.total) / o0.total, 2e-2);  // instantaneous: bounded oscillation
+  const double mass = scene.materials[0].density * 4.0 / 3.0 * std::numbers::pi * std::pow(kRadius, 3);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_NEAR(o1.momentum[d], o0.momentum[d], 1e-12 * mass * 1000 * 0.02) << d;
+    EXPECT_NEAR(o1.angular_momentum[d], o0.angular_momentum[d], 1e-9 * std::abs(o0.angular_momentum[d]) + 1e-14) << d;
+  }
+  if (::testing::Test::HasFailure()) return;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::printf("energy drift %.3e over %d steps\n", drift, kSteps);
+}
+
+// A free-free chain of N bonded spheres in its lowest axial mode: omega = 2 sqrt(k_n/m) sin(pi/(2N)).
+TEST(ExplicitBdem, ChainAxialPeriodMatchesSpringMass) {
+  constexpr int kN = 10;
+  const Scene scene = scene_from(box_body(2 * kN * kRadius, 2 * kRadius, 2 * kRadius));
+  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  ASSERT_EQ(g.particles(), kN);
+  const double amplitude = 1e-3;
+  for (int i = 0; i < kN; ++i) g.v[i] = Eigen::Vector3d(amplitude * std::cos(std::numbers::pi * (i + 0.5) / kN), 0, 0);
+  ExplicitBdem m(scene, MPI_COMM_WORLD, g);
+  const double mass = g.mass[0];
+  const double kn = std::numbers::pi / 2 * scene.materials[0].youngs_modulus * kRadius;
+  const double period = 2 * std::numbers::pi / (2 * std::sqrt(kn / mass) * std::sin(std::numbers::pi / (2 * kN)));
+  // Track the first particle's x-velocity; time its sign changes.
+  std::vector<double> crossings;
+  double prev = amplitude;
+  const int steps = static_cast<int>(3.2 * period / m.time_step());
+  for (int s = 0; s < steps; ++s) {
+    m.advance();
+    double local = 0, v0 = 0;
+    for (std::size_t i = 0; i < m.owned_ids().size(); ++i)
+      if (m.owned_ids()[i] == 0) local = m.owned_velocities()[i][0];
+    MPI_Allreduce(&local, &v0, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if ((prev > 0) != (v0 > 0)) crossings.push_back(m.time() - m.time_step() * v0 / (v0 - prev));
+    prev = v0;
+  }
+  ASSERT_GE(crossings.size(), 5u);
+  const double measured = 2 * (crossings.back() - crossings.front()) / static_cast<double>(crossings.size() - 1);
+  EXPECT_NEAR(measured / period, 1.0, 0.02) << "measured " << measured << " s, spring-mass " << period << " s";
+}
+
+// The same fracturing scene on this communicator and on a single rank: same bonds broken, same positions.
+class RankAgreement : public ::testing::TestWithParam<const char*> {};
+
+Scene agreement_scene(const std::string& which) {
+  if (which == "beam")
+    return scene_from(box_body(0.5, 0.13, 0.13),
+                      R"("boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.04, 1, 1] } },
+                          { "region": { "min": [0.46, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
+                    3e4);
+  return scene_from(R"({ "material": "m", "particle_radius": 0.016, "velocity": [0.3, 0, -3],
+                         "shape": { "type": "sphere", "center": [0, 0, 0.13], "radius": 0.12 } })",
+                    R"("obstacles": [ { "type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1] } ],
+                       "gravity": [0, 0, -9.81])",
+                    3e4);
+}
+
+TEST_P(RankAgreement, SameAsSerialRun) {
+  const Scene scene = agreement_scene(GetParam());
+  ExplicitBdem world(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
+  ExplicitBdem serial(scene, MPI_COMM_SELF, bdem::model_from_scene(scene));
+  for (int s = 0; s < 600; ++s) {
+    world.advance();
+    serial.advance();
+  }
+  const auto broken_world = broken_bonds(MPI_COMM_WORLD, world);
+  const auto broken_serial = broken_bonds(MPI_COMM_SELF, serial);
+  EXPECT_GT(broken_serial.size(), 10u) << "the scene must fracture to test anything";
+  EXPECT_EQ(broken_world, broken_serial);
+  EXPECT_LE(max_rel_diff(positions(MPI_COMM_SELF, serial), positions(MPI_COMM_WORLD, world)), 1e-10);
+  EXPECT_GT(world.observables().contacts + serial.observables().contacts, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenes, RankAgreement, ::testing::Values("beam", "drop"));
+
+// Checkpoint half-way and continue: bit-identical on the same communicator, equal on one rank.
+TEST(ExplicitBdem, RestartContinuesTheRun) {
+  const Scene scene = agreement_scene("drop");
+  const std::string dir = shared_temp_dir();
+  ASSERT_FALSE(dir.empty());
+  const std::string path = dir + "/half.h5";
+  ExplicitBdem full(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
+  for (int s = 0; s < 300; ++s) full.advance();
+  full.write_checkpoint(path);
+  for (int s = 0; s < 300; ++s) full.advance();
+  const auto x_full = positions(MPI_COMM_WORLD, full);
+
+  ExplicitBdem same(scene, MPI_COMM_WORLD, bdem::model_from_checkpoint(path, MPI_COMM_WORLD));
+  EXPECT_EQ(same.step(), 300);
+  for (int s = 0; s < 300; ++s) same.advance();
+  EXPECT_EQ(positions(MPI_COMM_WORLD, same), x_full);  // bit-identical
+  EXPECT_EQ(broken_bonds(MPI_COMM_WORLD, same), broken_bonds(MPI_COMM_WORLD, full));
+  EXPECT_EQ(gather<3>(MPI_COMM_WORLD, same.owned_ids(), same.owned_velocities(), same.global_particles()),
+            gather<3>(MPI_COMM_WORLD, full.owned_ids(), full.owned_velocities(), full.global_particles()));
+
+  ExplicitBdem one(scene, MPI_COMM_SELF, bdem::model_from_checkpoint(path, MPI_COMM_SELF));
+  for (int s = 0; s < 300; ++s) one.advance();
+  EXPECT_LE(max_rel_diff(x_full, positions(MPI_COMM_SELF, one)), 1e-10);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
