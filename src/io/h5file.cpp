@@ -177,20 +177,56 @@ H5Handle table_dataset(hid_t loc, const std::string& name, hid_t file_type, std:
   return dset;
 }
 
-// Union of hyperslabs, one per run of consecutive rows; `none` when the rank has no rows.
-void select_runs(hid_t space, const std::vector<Run>& runs, int components) {
-  if (runs.empty()) {
-    H5Sselect_none(space);
-    return;
-  }
-  bool first = true;
+void or_runs(hid_t space, std::span<const Run> runs, int components, bool replace) {
   for (const Run& run : runs) {
     const std::array<hsize_t, 2> start{run.start, 0};
     const std::array<hsize_t, 2> count{run.count, static_cast<hsize_t>(components)};
-    H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
+    H5Sselect_hyperslab(space, replace ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
                         count.data(), nullptr);
-    first = false;
+    replace = false;
   }
+}
+
+// HDF5 1.10 merges every H5S_SELECT_OR into the whole selection built so far (quadratic in the
+// number of runs); merging halves pairwise keeps it near n log n.
+H5Handle merge_runs(hid_t extent, std::span<const Run> runs, int components) {
+  constexpr std::size_t kLeafRuns = 16;
+  if (runs.size() <= kLeafRuns) {
+    H5Handle space(H5Scopy(extent), H5Sclose);
+    or_runs(space.id(), runs, components, true);
+    return space;
+  }
+  const std::size_t half = runs.size() / 2;
+  H5Handle low = merge_runs(extent, runs.first(half), components);
+  H5Handle high = merge_runs(extent, runs.subspan(half), components);
+  return H5Handle(H5Scombine_select(low.id(), H5S_SELECT_OR, high.id()), H5Sclose);
+}
+
+// A copy of `extent` selecting the union of hyperslabs over runs of consecutive rows (all
+// components); nothing when the rank has no rows. Evenly spaced equal runs (contiguous ownership,
+// gid % size, block-cyclic) become one strided hyperslab.
+H5Handle select_runs(hid_t extent, const std::vector<Run>& runs, int components) {
+  if (runs.size() > 64) {
+    bool regular = true;
+    const hsize_t stride = runs[1].start - runs[0].start;
+    for (std::size_t i = 1; i < runs.size() && regular; ++i)
+      regular = runs[i].count == runs[0].count && runs[i].start - runs[i - 1].start == stride;
+    if (!regular) return merge_runs(extent, runs, components);
+    H5Handle space(H5Scopy(extent), H5Sclose);
+    const std::array<hsize_t, 2> start{runs[0].start, 0};
+    const std::array<hsize_t, 2> strides{stride, 1};
+    const std::array<hsize_t, 2> count{runs.size(), 1};
+    const std::array<hsize_t, 2> block{runs[0].count, static_cast<hsize_t>(components)};
+    H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start.data(), strides.data(), count.data(), block.data());
+    return space;
+  }
+  H5Handle space(H5Scopy(extent), H5Sclose);
+  if (runs.empty()) {
+    H5Sselect_none(space.id());
+  } else {
+    or_runs(space.id(), runs, components, true);
+  }
+  return space;
 }
 
 H5Handle memory_space(std::size_t values) {
@@ -226,8 +262,9 @@ template <class T>
 void write_runs(hid_t loc, const std::string& name, const std::vector<Run>& runs,
                 std::int64_t global_rows, const T* data, std::size_t values, int components) {
   H5Handle dset = table_dataset(loc, name, Types<T>::file(), global_rows, components);
-  H5Handle fspace(H5Dget_space(dset.id()), H5Sclose);
-  select_runs(fspace.id(), runs, components);
+  if (global_rows == 0) return;  // nothing to write (HDF5 rejects transfers to empty datasets)
+  H5Handle extent(H5Dget_space(dset.id()), H5Sclose);
+  H5Handle fspace = select_runs(extent.id(), runs, components);
   H5Handle mspace = memory_space(values);
   const T dummy{};
   H5Handle dxpl = collective_transfer();
@@ -297,8 +334,8 @@ std::vector<T> read_rows_impl(hid_t loc, const std::string& name, std::span<cons
   FileComm comm(loc);
   agree(comm.get(), bad, components, components, describe(loc, name));
 
-  H5Handle fspace(H5Dget_space(dset.id()), H5Sclose);
-  select_runs(fspace.id(), runs_of(sorted), components);
+  H5Handle extent(H5Dget_space(dset.id()), H5Sclose);
+  H5Handle fspace = select_runs(extent.id(), runs_of(sorted), components);
   const std::size_t c = static_cast<std::size_t>(components);
   std::vector<T> unique_values(sorted.size() * c);
   H5Handle mspace = memory_space(unique_values.size());
@@ -352,10 +389,10 @@ void append_row_impl(hid_t loc, const std::string& name, std::span<const T> row)
   const hsize_t n = rows_and_width(dset.id()).first;
   std::vector<hsize_t> dims = table_dims(static_cast<std::int64_t>(n) + 1, components);
   check_write(H5Dset_extent(dset.id(), dims.data()), loc, name, "extend table");
-  H5Handle fspace(H5Dget_space(dset.id()), H5Sclose);
+  H5Handle extent(H5Dget_space(dset.id()), H5Sclose);
   std::vector<Run> runs;
   if (comm.rank() == 0) runs.push_back({n, 1});
-  select_runs(fspace.id(), runs, components);
+  H5Handle fspace = select_runs(extent.id(), runs, components);
   H5Handle mspace = memory_space(runs.empty() ? 0 : row.size());
   H5Handle dxpl = collective_transfer();
   check_write(H5Dwrite(dset.id(), Types<T>::memory(), mspace.id(), fspace.id(), dxpl.id(), row.data()),

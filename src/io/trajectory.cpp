@@ -122,10 +122,12 @@ void TrajectoryWriter::resume(long resume_step) {
   for (const std::string& name : names)
     if (is_frame_name(name) && std::stol(name) >= static_cast<long>(frames_.size()))
       remove(file.id(), "frames/" + name);
-  H5Group observables = H5Group::open(file.id(), "observables");
-  for (const char* name : kObservableNames)
-    if (exists(observables.id(), name))
-      resize_rows(observables.id(), name, static_cast<std::int64_t>(frames_.size()));
+  {
+    H5Group observables = H5Group::open(file.id(), "observables");
+    for (const char* name : kObservableNames)
+      if (exists(observables.id(), name))
+        resize_rows(observables.id(), name, static_cast<std::int64_t>(frames_.size()));
+  }
   file.close();
 }
 

@@ -13,7 +13,7 @@ std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const s
                      "' is not available yet for method 'bdem' (available: explicit)");
   bdem::GlobalModel model =
       restart_file.empty() ? bdem::model_from_scene(scene) : bdem::model_from_checkpoint(restart_file, comm);
-  return std::make_unique<bdem::ExplicitBdem>(scene, comm, std::move(model));
+  return std::make_unique<bdem::ExplicitBdem>(scene, comm, model);
 }
 
 }  // namespace percussion

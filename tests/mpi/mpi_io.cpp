@@ -200,7 +200,7 @@ TEST(H5Table, BlocksFollowRankOrder) {
 TEST(H5Attributes, ValuesAndLongStringsRoundTrip) {
   TempDir tmp;
   std::string long_text;
-  for (int i = 0; i < (1 << 20); ++i) long_text.push_back(static_cast<char>(' ' + (i * 7919) % 95));
+  for (std::int64_t i = 0; i < (1 << 20); ++i) long_text.push_back(static_cast<char>(' ' + (i * 7919) % 95));
   const std::string medium(5000, 'm');
   {
     H5File file = H5File::create(MPI_COMM_WORLD, tmp / "a.h5");
@@ -244,7 +244,7 @@ TEST(H5Tables, AppendAndResizeExtensibleRows) {
   TempDir tmp;
   {
     H5File file = H5File::create(MPI_COMM_WORLD, tmp / "o.h5");
-    for (int i = 0; i < 300; ++i) {  // more than one chunk
+    for (int i = 0; i < 260; ++i) {  // more than one chunk of 256 rows
       const std::array<double, 3> row{1.0 * i, 2.0 * i, -1.0 * i};
       append_row(file.id(), "obs/momentum", row);
       const std::int64_t step = 10 * i;
@@ -258,8 +258,8 @@ TEST(H5Tables, AppendAndResizeExtensibleRows) {
             (std::vector<double>{0, 0, 0, 1, 2, -1, 2, 4, -2, 3, 6, -3}));
   EXPECT_EQ(components, 3);
   const std::vector<std::int64_t> steps = read_all_int(file.id(), "obs/step");
-  ASSERT_EQ(steps.size(), 300u);
-  EXPECT_EQ(steps[299], 2990);
+  ASSERT_EQ(steps.size(), 260u);
+  EXPECT_EQ(steps[259], 2590);
 }
 
 TEST(H5Files, MissingAndNonHdf5FilesNameThePath) {
@@ -414,8 +414,10 @@ TEST(Trajectory, ResumeDropsLaterFramesAndContinues) {
   EXPECT_EQ(read_all_double(file.id(), "observables/kinetic"), (std::vector<double>{1.25, 2.25, 1.25}));
   int c = 0;
   EXPECT_EQ(read_all_double(file.id(), "observables/momentum", &c).size(), 9u);
-  H5Group f2 = H5Group::open(file.id(), "frames/000002");
-  EXPECT_EQ(read_attribute_int(f2.id(), "step"), 17);
+  {
+    H5Group f2 = H5Group::open(file.id(), "frames/000002");
+    EXPECT_EQ(read_attribute_int(f2.id(), "step"), 17);
+  }
   check_frame(file.id(), 1, 1, n);
   check_frame(file.id(), 2, 0, n);  // the continued frame
   file.close();
@@ -565,7 +567,7 @@ TEST(Trajectory, XdmfIsWellFormedAndNamesTheRightCounts) {
     EXPECT_EQ(series.attributes.at("CollectionType"), "Temporal");
     const auto steps = children_named(series, "Grid");
     ASSERT_EQ(steps.size(), 3u);
-    const std::vector<double> times{0.0, 5e-3, 9e-3};
+    const std::vector<double> times{0.0, 1e-3 * 5, 1e-3 * 9};  // as make_observables computes them
     for (std::size_t k = 0; k < steps.size(); ++k) {
       EXPECT_EQ(steps[k]->attributes.at("CollectionType"), "Spatial");
       EXPECT_EQ(std::stod(children_named(*steps[k], "Time").at(0)->attributes.at("Value")), times[k]);

@@ -97,8 +97,8 @@ struct Rng {
   // Rigid motion p ← R p + c, q ← q_R ⊗ q.
   BondDofs rigid_motion(const BondDofs& x, const Quat& qR, const Vector3d& shift) {
     const Matrix3d R = quat::rotation_matrix(qR);
-    return pack_bond(R * x.segment<3>(kPi) + shift, quat::mul(qR, x.segment<4>(kQi)),
-                     R * x.segment<3>(kPj) + shift, quat::mul(qR, x.segment<4>(kQj)));
+    return pack_bond(R * x.segment<3>(kPosI) + shift, quat::mul(qR, x.segment<4>(kRotI)),
+                     R * x.segment<3>(kPosJ) + shift, quat::mul(qR, x.segment<4>(kRotJ)));
   }
 };
 
@@ -207,7 +207,7 @@ TEST(BondPotentials, ShearHessianEqualsAutodiffJacobianOfGradient) {
       const Config c = rng.deformed(model, k < 10 ? 0.4 : 1.7, 0.2);
       Eigen::Matrix<AD, 14, 1> xa;
       for (int a = 0; a < 14; ++a) xa(a) = AD(c.x(a), 14, a);
-      const double sign = shear::hemisphere_sign(c.x.segment<4>(kQi), c.x.segment<4>(kQj));
+      const double sign = shear::hemisphere_sign(c.x.segment<4>(kRotI), c.x.segment<4>(kRotJ));
       const Eigen::Matrix<AD, 14, 1> ga = shear::detail::gradient<AD>(xa, c.rest, sign);
       BondHessian ad;
       for (int a = 0; a < 14; ++a) ad.row(a) = ga(a).derivatives().transpose();
@@ -231,7 +231,7 @@ TEST(BondPotentials, LargeRotationsAndOppositeHemispheres) {
       EXPECT_LE((H - fd_hessian(p, c.x, c.rest, 1e-6)).lpNorm<Eigen::Infinity>(), 1e-7 * hs) << p.name;
       // Same physical state with q_j negated: same energy.
       BondDofs flipped = c.x;
-      flipped.segment<4>(kQj) *= -1.0;
+      flipped.segment<4>(kRotJ) *= -1.0;
       EXPECT_NEAR(p.energy(flipped, c.rest), p.energy(c.x, c.rest), 1e-13 * (1.0 + p.energy(c.x, c.rest)));
     }
   }
@@ -242,7 +242,7 @@ TEST(BondPotentials, RestStateHasZeroEnergyAndGradient) {
   for (const BondModel& model : models()) {
     for (int k = 0; k < 20; ++k) {
       const Config c = rng.deformed(model);
-      const Vector3d pi = c.x.segment<3>(kPi);
+      const Vector3d pi = c.x.segment<3>(kPosI);
       const BondDofs rest = pack_bond(pi, quat::identity(), pi + c.rest.l0 * c.rest.d0, quat::identity());
       const BondDofs moved = rng.rigid_motion(rest, rng.unit_quat(), rng.vec());
       for (const BondDofs& x : {rest, moved}) {
@@ -272,7 +272,7 @@ TEST(BondPotentials, ObjectiveUnderRigidMotion) {
         // Gradients are covariant: ∇_p → R ∇_p and ∇_q → Q_l(q_R) ∇_q.
         const BondDofs g = p.gradient(c.x, c.rest), gy = p.gradient(y, c.rest);
         BondDofs expected;
-        expected << R * g.segment<3>(kPi), L * g.segment<4>(kQi), R * g.segment<3>(kPj), L * g.segment<4>(kQj);
+        expected << R * g.segment<3>(kPosI), L * g.segment<4>(kRotI), R * g.segment<3>(kPosJ), L * g.segment<4>(kRotJ);
         EXPECT_LE((gy - expected).lpNorm<Eigen::Infinity>(), 1e-12 * std::max(1.0, g.lpNorm<Eigen::Infinity>()))
             << p.name;
       }
@@ -338,25 +338,25 @@ TEST(BondPotentials, TaylorRatioOnManifoldWithReducedHessian) {
   Rng rng;
   for (int k = 0; k < 10; ++k) {
     const Config c = rng.deformed(BondModel{}, 0.6, 0.1);
-    const Quat qi = c.x.segment<4>(kQi), qj = c.x.segment<4>(kQj);
+    const Quat qi = c.x.segment<4>(kRotI), qj = c.x.segment<4>(kRotJ);
     Eigen::Matrix<double, 12, 14> Gm = Eigen::Matrix<double, 12, 14>::Zero();
-    Gm.block<3, 3>(0, kPi).setIdentity();
-    Gm.block<3, 4>(3, kQi) = quat::Gl(qi);
-    Gm.block<3, 3>(6, kPj).setIdentity();
-    Gm.block<3, 4>(9, kQj) = quat::Gl(qj);
+    Gm.block<3, 3>(0, kPosI).setIdentity();
+    Gm.block<3, 4>(3, kRotI) = quat::Gl(qi);
+    Gm.block<3, 3>(6, kPosJ).setIdentity();
+    Gm.block<3, 4>(9, kRotJ) = quat::Gl(qj);
     const BondDofs g = total_gradient(c.x, c.rest);
     const Eigen::Matrix<double, 12, 1> gr = Gm * g;
     Eigen::Matrix<double, 12, 12> Hr = Gm * total_hessian(c.x, c.rest) * Gm.transpose();
-    Hr.block<3, 3>(3, 3) -= qi.dot(g.segment<4>(kQi)) * Matrix3d::Identity();
-    Hr.block<3, 3>(9, 9) -= qj.dot(g.segment<4>(kQj)) * Matrix3d::Identity();
+    Hr.block<3, 3>(3, 3) -= qi.dot(g.segment<4>(kRotI)) * Matrix3d::Identity();
+    Hr.block<3, 3>(9, 9) -= qj.dot(g.segment<4>(kRotJ)) * Matrix3d::Identity();
 
     Eigen::Matrix<double, 12, 1> y;
     for (int a = 0; a < 12; ++a) y[a] = rng.normal(rng.gen);
     const double V = total_energy(c.x, c.rest);
     auto error = [&](double eps) {
       const Eigen::Matrix<double, 12, 1> e = eps * y;
-      const BondDofs moved = pack_bond(c.x.segment<3>(kPi) + e.segment<3>(0), quat::exp_body(qi, e.segment<3>(3)),
-                                       c.x.segment<3>(kPj) + e.segment<3>(6), quat::exp_body(qj, e.segment<3>(9)));
+      const BondDofs moved = pack_bond(c.x.segment<3>(kPosI) + e.segment<3>(0), quat::exp_body(qi, e.segment<3>(3)),
+                                       c.x.segment<3>(kPosJ) + e.segment<3>(6), quat::exp_body(qj, e.segment<3>(9)));
       return std::abs(total_energy(moved, c.rest) - (V + gr.dot(e) + 0.5 * e.dot(Hr * e)));
     };
     const double ratio = taylor_ratio(error, 1e-2);
@@ -370,15 +370,15 @@ TEST(BondForces, EqualsSumOfGradientsMappedToForcesAndTorques) {
   for (const BondModel& model : models()) {
     for (int k = 0; k < 40; ++k) {
       const Config c = rng.deformed(model, k < 20 ? 0.4 : 1.7, 0.1);
-      const Vector3d pi = c.x.segment<3>(kPi), pj = c.x.segment<3>(kPj);
-      const Quat qi = c.x.segment<4>(kQi), qj = c.x.segment<4>(kQj);
+      const Vector3d pi = c.x.segment<3>(kPosI), pj = c.x.segment<3>(kPosJ);
+      const Quat qi = c.x.segment<4>(kRotI), qj = c.x.segment<4>(kRotJ);
       const BondForces f = bond_forces(pi, qi, pj, qj, c.rest, false);
       const BondDofs g = total_gradient(c.x, c.rest);
       const double fs = std::max(1.0, g.lpNorm<Eigen::Infinity>());
-      EXPECT_LE((f.fi + g.segment<3>(kPi)).norm(), 1e-13 * fs);
-      EXPECT_LE((f.fj + g.segment<3>(kPj)).norm(), 1e-13 * fs);
-      EXPECT_LE((f.ti - quat::torque_world(qi, g.segment<4>(kQi))).norm(), 1e-13 * fs);
-      EXPECT_LE((f.tj - quat::torque_world(qj, g.segment<4>(kQj))).norm(), 1e-13 * fs);
+      EXPECT_LE((f.fi + g.segment<3>(kPosI)).norm(), 1e-13 * fs);
+      EXPECT_LE((f.fj + g.segment<3>(kPosJ)).norm(), 1e-13 * fs);
+      EXPECT_LE((f.ti - quat::torque_world(qi, g.segment<4>(kRotI))).norm(), 1e-13 * fs);
+      EXPECT_LE((f.tj - quat::torque_world(qj, g.segment<4>(kRotJ))).norm(), 1e-13 * fs);
       const double V = total_energy(c.x, c.rest);
       EXPECT_NEAR(f.energy, V, 1e-14 * V);
       // The stored sign of q_j is irrelevant.
@@ -396,8 +396,8 @@ TEST(BondForces, LinearAndAngularMomentumBalance) {
   for (const BondModel& model : models()) {
     for (int k = 0; k < 40; ++k) {
       const Config c = rng.deformed(model, k < 20 ? 0.4 : 1.7, 0.1);
-      const Vector3d pi = c.x.segment<3>(kPi), pj = c.x.segment<3>(kPj);
-      const BondForces f = bond_forces(pi, c.x.segment<4>(kQi), pj, c.x.segment<4>(kQj), c.rest, true);
+      const Vector3d pi = c.x.segment<3>(kPosI), pj = c.x.segment<3>(kPosJ);
+      const BondForces f = bond_forces(pi, c.x.segment<4>(kRotI), pj, c.x.segment<4>(kRotJ), c.rest, true);
       const double scale = f.fi.norm() * std::max(pi.norm(), pj.norm()) + f.ti.norm() + f.tj.norm();
       ASSERT_GT(scale, 0.0);
       EXPECT_LE((f.fi + f.fj).norm(), 1e-15 * scale);

@@ -35,7 +35,7 @@ BondRest rest(const BondModel& model) {
   return make_bond_rest(Vector3d::Zero(), Vector3d(kL0, 0, 0), kR, kR, m, m, model);
 }
 
-const Vector3d kPi = Vector3d::Zero();
+const Vector3d kOrigin = Vector3d::Zero();
 const Vector3d kPjRest(kL0, 0.0, 0.0);
 
 TEST(Fracture, PureAxialStretchGivesStrainTimesModulus) {
@@ -43,7 +43,7 @@ TEST(Fracture, PureAxialStretchGivesStrainTimesModulus) {
   const BondRest b = rest(BondModel{});
   ASSERT_DOUBLE_EQ(b.kn * 1e-4 / b.area, 5e4);
   for (bool tensile_only : {false, true}) {
-    const BondForces f = bond_forces(kPi, quat::identity(), kPjRest + Vector3d(1e-4, 0, 0), quat::identity(), b,
+    const BondForces f = bond_forces(kOrigin, quat::identity(), kPjRest + Vector3d(1e-4, 0, 0), quat::identity(), b,
                                      tensile_only);
     EXPECT_NEAR(f.sigma, 5e4, 5e4 * 1e-12);
     EXPECT_NEAR(f.tau, 0.0, 1e-9);
@@ -55,8 +55,8 @@ TEST(Fracture, PureAxialStretchGivesStrainTimesModulus) {
 TEST(Fracture, CompressionCountsOnlyWithoutTensileOnly) {
   const BondRest b = rest(BondModel{});
   const Vector3d pj = kPjRest - Vector3d(2e-4, 0, 0);  // 1% compression
-  EXPECT_NEAR(bond_forces(kPi, quat::identity(), pj, quat::identity(), b, false).sigma, 1e5, 1e5 * 1e-12);
-  EXPECT_EQ(bond_forces(kPi, quat::identity(), pj, quat::identity(), b, true).sigma, 0.0);
+  EXPECT_NEAR(bond_forces(kOrigin, quat::identity(), pj, quat::identity(), b, false).sigma, 1e5, 1e5 * 1e-12);
+  EXPECT_EQ(bond_forces(kOrigin, quat::identity(), pj, quat::identity(), b, true).sigma, 0.0);
 }
 
 TEST(Fracture, PureTwistGivesHalfAngleShearStress) {
@@ -70,7 +70,7 @@ TEST(Fracture, PureTwistGivesHalfAngleShearStress) {
     const BondRest b = rest(model);
     const quat::Quat qj = quat::from_rotation_vector(phi * b.d0);
     const double t0 = -b.bend_scale * std::sin(0.5 * phi);
-    const BondForces f = bond_forces(kPi, quat::identity(), kPjRest, qj, b, false);
+    const BondForces f = bond_forces(kOrigin, quat::identity(), kPjRest, qj, b, false);
     EXPECT_NEAR(f.tau, b.k_twist * std::abs(t0) * b.r0 / b.J, 1e-9);
     EXPECT_NEAR(f.tau, full ? 2e6 : 1e6, 1e-6);
     EXPECT_NEAR(f.sigma, 0.0, 1e-6);
@@ -93,7 +93,7 @@ TEST(Fracture, PureBendingOfOneEndGivesBendingAndShearStress) {
   const double phi = 0.2;
   const BondRest b = rest(BondModel{});
   const Vector3d e1 = b.R0.row(1).transpose();
-  const BondForces f = bond_forces(kPi, quat::identity(), kPjRest, quat::from_rotation_vector(phi * e1), b, false);
+  const BondForces f = bond_forces(kOrigin, quat::identity(), kPjRest, quat::from_rotation_vector(phi * e1), b, false);
   EXPECT_NEAR(f.sigma, 5e6 * std::sin(0.5 * phi), 1e-6);
   EXPECT_NEAR(f.tau, 4e6 * std::sin(0.5 * phi), 1e-6);
 }
@@ -107,7 +107,7 @@ TEST(Fracture, BreaksOnlyAboveEitherThreshold) {
   const BondRest b = rest(BondModel{});
   const Material m = material();
   const auto sigma = [&](double dL) {
-    return bond_forces(kPi, quat::identity(), kPjRest + Vector3d(dL, 0, 0), quat::identity(), b, true).sigma;
+    return bond_forces(kOrigin, quat::identity(), kPjRest + Vector3d(dL, 0, 0), quat::identity(), b, true).sigma;
   };
   EXPECT_TRUE(bond_breaks(sigma(1e-4), 0.0, m.tensile_strength, m.shear_strength));
   EXPECT_FALSE(bond_breaks(sigma(0.5e-4), 0.0, m.tensile_strength, m.shear_strength));

@@ -48,8 +48,8 @@ inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, c
 
   // Bend / twist, t as in the energy (with bend_scale).
   const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
-  const Eigen::Vector3d kt = bendtwist::stiffness_times(t, rest);
-  const Eigen::Vector3d c = rest.bend_scale * (rest.R0.transpose() * kt);
+  const Eigen::Vector3d Kt = bendtwist::stiffness_times(t, rest);
+  const Eigen::Vector3d c = rest.bend_scale * (rest.R0.transpose() * Kt);
 
   // ∇_{q_i} V and ∇_{q_j'} V (q_j' = sign q_j); the sign of the q_j gradient cancels inside the torque
   // because G_r(−q) = −G_r(q).
@@ -62,7 +62,7 @@ inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, c
   out.fj = -gpj;
   out.ti = detail::world_torque(qi, gqi);
   out.tj = detail::world_torque(qjs, gqjs);
-  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(kt);
+  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(Kt);
 
   const double normal_force = tensile_only ? std::max(0.0, fn) : std::abs(fn);
   const double shear_force = sh.g_pj.norm();

@@ -16,7 +16,7 @@ using BondDofs = Eigen::Matrix<double, 14, 1>;  // (p_i, q_i, p_j, q_j)
 using BondHessian = Eigen::Matrix<double, 14, 14>;
 
 // Offsets of the four blocks inside BondDofs.
-inline constexpr int kPi = 0, kQi = 3, kPj = 7, kQj = 10;
+inline constexpr int kPosI = 0, kRotI = 3, kPosJ = 7, kRotJ = 10;
 
 struct BondRest {
   double l0, r0;        // rest length, bond radius (r_i + r_j)/2

@@ -3,8 +3,9 @@
 // the common rotation of its ends, d_q = R(q_c) d0 with q_c = (q_i + q_j)/|q_i + q_j|.
 //
 // We use the smooth surrogate V = ½ k_t |d − d_q|² instead of ½ k_t θ², θ = ∠(d, d_q):
-// |d − d_q|² = 2 − 2 cos θ = θ² + O(θ⁴), so small-strain stiffness is identical, while θ itself has a
-// derivative singularity at θ = 0 (the rest state), exactly where Newton needs a clean Hessian.
+// |d − d_q|² = 2 − 2 cos θ = θ² + O(θ⁴), so the small-strain stiffness is identical. Derivatives of θ go
+// through θ/sin θ and |d × d_q|, which are 0/0 at θ = 0 (the rest state, where Newton needs a clean
+// Hessian) and blow up at θ = π; the surrogate is rational in (p, q) with no special cases.
 // k_t already carries the l0² units fix when BondModel::shear_length_scaled.
 //
 // n = q_i + q_j is never normalised: with the homogeneous R, d_q = R(n) d0 / |n|², valid off the sphere
@@ -74,26 +75,26 @@ inline Terms<S> terms(const Eigen::Matrix<S, 3, 1>& pi, const Eigen::Matrix<S, 4
 }
 
 inline double energy(const BondDofs& x, const BondRest& b) {
-  const Eigen::Vector4d qi = x.segment<4>(kQi), qj = x.segment<4>(kQj);
-  return terms<double>(x.segment<3>(kPi), qi, x.segment<3>(kPj), qj, b, hemisphere_sign(qi, qj)).energy;
+  const Eigen::Vector4d qi = x.segment<4>(kRotI), qj = x.segment<4>(kRotJ);
+  return terms<double>(x.segment<3>(kPosI), qi, x.segment<3>(kPosJ), qj, b, hemisphere_sign(qi, qj)).energy;
 }
 
 namespace detail {
 template <class S>
 inline Eigen::Matrix<S, 14, 1> gradient(const Eigen::Matrix<S, 14, 1>& x, const BondRest& b, double sign) {
-  const Terms<S> r = terms<S>(x.template segment<3>(kPi), x.template segment<4>(kQi),
-                              x.template segment<3>(kPj), x.template segment<4>(kQj), b, sign);
+  const Terms<S> r = terms<S>(x.template segment<3>(kPosI), x.template segment<4>(kRotI),
+                              x.template segment<3>(kPosJ), x.template segment<4>(kRotJ), b, sign);
   Eigen::Matrix<S, 14, 1> g;
-  g.template segment<3>(kPi) = -r.g_pj;
-  g.template segment<4>(kQi) = r.g_n;
-  g.template segment<3>(kPj) = r.g_pj;
-  g.template segment<4>(kQj) = sign * r.g_n;
+  g.template segment<3>(kPosI) = -r.g_pj;
+  g.template segment<4>(kRotI) = r.g_n;
+  g.template segment<3>(kPosJ) = r.g_pj;
+  g.template segment<4>(kRotJ) = sign * r.g_n;
   return g;
 }
 }  // namespace detail
 
 inline BondDofs gradient(const BondDofs& x, const BondRest& b) {
-  return detail::gradient<double>(x, b, hemisphere_sign(x.segment<4>(kQi), x.segment<4>(kQj)));
+  return detail::gradient<double>(x, b, hemisphere_sign(x.segment<4>(kRotI), x.segment<4>(kRotJ)));
 }
 
 // Closed form. u = d(p) − d_q(n) is separable, so
@@ -108,9 +109,9 @@ inline BondHessian hessian(const BondDofs& x, const BondRest& b) {
   using Eigen::Matrix4d;
   using Eigen::Vector3d;
   using Eigen::Vector4d;
-  const Vector4d qi = x.segment<4>(kQi), qj = x.segment<4>(kQj);
+  const Vector4d qi = x.segment<4>(kRotI), qj = x.segment<4>(kRotJ);
   const double sign = hemisphere_sign(qi, qj);
-  const Vector3d delta = x.segment<3>(kPj) - x.segment<3>(kPi);
+  const Vector3d delta = x.segment<3>(kPosJ) - x.segment<3>(kPosI);
   const double inv_L = 1.0 / delta.norm();
   const Vector3d d = delta * inv_L;
 
@@ -156,22 +157,22 @@ inline BondHessian hessian(const BondDofs& x, const BondRest& b) {
   const Eigen::Matrix<double, 3, 4> C = (-b.kt * inv_L) * (P * Jn);
 
   BondHessian h;
-  h.block<3, 3>(kPi, kPi) = Hpp;
-  h.block<3, 3>(kPj, kPj) = Hpp;
-  h.block<3, 3>(kPi, kPj) = -Hpp;
-  h.block<3, 4>(kPi, kQi) = -C;
-  h.block<3, 4>(kPj, kQi) = C;
-  h.block<3, 4>(kPi, kQj) = -sign * C;
-  h.block<3, 4>(kPj, kQj) = sign * C;
-  h.block<4, 4>(kQi, kQi) = Hnn;
-  h.block<4, 4>(kQj, kQj) = Hnn;
-  h.block<4, 4>(kQi, kQj) = sign * Hnn;
-  h.block<3, 3>(kPj, kPi) = -Hpp;
-  h.block<4, 3>(kQi, kPi) = -C.transpose();
-  h.block<4, 3>(kQi, kPj) = C.transpose();
-  h.block<4, 3>(kQj, kPi) = -sign * C.transpose();
-  h.block<4, 3>(kQj, kPj) = sign * C.transpose();
-  h.block<4, 4>(kQj, kQi) = sign * Hnn;
+  h.block<3, 3>(kPosI, kPosI) = Hpp;
+  h.block<3, 3>(kPosJ, kPosJ) = Hpp;
+  h.block<3, 3>(kPosI, kPosJ) = -Hpp;
+  h.block<3, 4>(kPosI, kRotI) = -C;
+  h.block<3, 4>(kPosJ, kRotI) = C;
+  h.block<3, 4>(kPosI, kRotJ) = -sign * C;
+  h.block<3, 4>(kPosJ, kRotJ) = sign * C;
+  h.block<4, 4>(kRotI, kRotI) = Hnn;
+  h.block<4, 4>(kRotJ, kRotJ) = Hnn;
+  h.block<4, 4>(kRotI, kRotJ) = sign * Hnn;
+  h.block<3, 3>(kPosJ, kPosI) = -Hpp;
+  h.block<4, 3>(kRotI, kPosI) = -C.transpose();
+  h.block<4, 3>(kRotI, kPosJ) = C.transpose();
+  h.block<4, 3>(kRotJ, kPosI) = -sign * C.transpose();
+  h.block<4, 3>(kRotJ, kPosJ) = sign * C.transpose();
+  h.block<4, 4>(kRotJ, kRotI) = sign * Hnn;
   return h;
 }
 

@@ -4,7 +4,7 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/io/h5file.hpp"
-#include "percussion/methods/bdem/explicit_bdem.hpp"
+#include "percussion/methods/bdem/domain.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 
 namespace percussion::bdem {
@@ -47,11 +47,6 @@ physics::BondRest unpack_rest(const double* c) {
   return r;
 }
 
-template <class V>
-std::span<const double> flat(const std::vector<V>& a, std::size_t n) {
-  return {reinterpret_cast<const double*>(a.data()), n * static_cast<std::size_t>(V::SizeAtCompileTime)};
-}
-
 template <int N, class V>
 std::vector<V> unflat(const std::vector<double>& d) {
   std::vector<V> out(d.size() / N);
@@ -62,49 +57,51 @@ std::vector<V> unflat(const std::vector<double>& d) {
 
 }  // namespace
 
-void ExplicitBdem::write_checkpoint(const std::string& path) {
+void Domain::write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
+                              std::span<const Eigen::Vector3d> torque) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
-  io::H5File file = io::H5File::create(comm_, path);
+  io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
   std::int64_t intact_local = 0, intact = 0;
-  for (const auto& b : bonds_) intact_local += b.intact ? 1 : 0;
-  MPI_Allreduce(&intact_local, &intact, 1, MPI_INT64_T, MPI_SUM, comm_);
+  for (const auto& b : bonds) intact_local += b.intact ? 1 : 0;
+  MPI_Allreduce(&intact_local, &intact, 1, MPI_INT64_T, MPI_SUM, comm);
   io::write_attribute(root, "kind", std::string("checkpoint"));
-  io::write_attribute(root, "method", scene_.method);
-  io::write_attribute(root, "integrator", scene_.integrator);
+  io::write_attribute(root, "method", scene.method);
+  io::write_attribute(root, "integrator", scene.integrator);
   io::write_attribute(root, "format_version", std::int64_t{1});
-  io::write_attribute(root, "step", std::int64_t{step_});
-  io::write_attribute(root, "time", time());
-  io::write_attribute(root, "time_step", dt_);
-  io::write_attribute(root, "ranks_written", std::int64_t{size_});
-  io::write_attribute(root, "particles", n_global_);
-  io::write_attribute(root, "bonds", bonds_global_);
+  io::write_attribute(root, "step", std::int64_t{step});
+  io::write_attribute(root, "time", static_cast<double>(step) * dt);
+  io::write_attribute(root, "time_step", dt);
+  io::write_attribute(root, "ranks_written", std::int64_t{size});
+  io::write_attribute(root, "particles", n_global);
+  io::write_attribute(root, "bonds", bonds_global);
   io::write_attribute(root, "bonds_intact", intact);
-  io::write_attribute(root, "scene_path", scene_.path);
-  io::write_string(root, "scene", scene_.source);
+  io::write_attribute(root, "scene_path", scene.path);
+  io::write_string(root, "scene", scene.source);
 
-  const std::size_t n = n_owned_;
-  const std::span<const std::int64_t> rows(gid_.data(), n);
+  const std::size_t n = n_owned;
+  const std::span<const std::int64_t> rows(gid.data(), n);
+  auto field = [n](const auto& a) { return flat(std::span(a.data(), n)); };
   {
     io::H5Group g = io::H5Group::create(root, "particles");
-    io::write_rows(g.id(), "position", rows, n_global_, flat(x_, n), 3);
-    io::write_rows(g.id(), "quaternion", rows, n_global_, flat(q_, n), 4);
-    io::write_rows(g.id(), "velocity", rows, n_global_, flat(v_, n), 3);
-    io::write_rows(g.id(), "angular_velocity", rows, n_global_, flat(w_, n), 3);
-    io::write_rows(g.id(), "force", rows, n_global_, flat(f_, n), 3);
-    io::write_rows(g.id(), "torque", rows, n_global_, flat(t_, n), 3);
-    io::write_rows(g.id(), "radius", rows, n_global_, std::span<const double>(radius_.data(), n), 1);
-    io::write_rows(g.id(), "mass", rows, n_global_, std::span<const double>(mass_.data(), n), 1);
-    std::vector<std::int64_t> material(material_.begin(), material_.begin() + static_cast<std::ptrdiff_t>(n));
-    std::vector<std::int64_t> constraint(constraint_.begin(), constraint_.end());
-    io::write_rows(g.id(), "material", rows, n_global_, std::span<const std::int64_t>(material), 1);
-    io::write_rows(g.id(), "constraint", rows, n_global_, std::span<const std::int64_t>(constraint), 1);
+    io::write_rows(g.id(), "position", rows, n_global, field(x), 3);
+    io::write_rows(g.id(), "quaternion", rows, n_global, field(q), 4);
+    io::write_rows(g.id(), "velocity", rows, n_global, field(v), 3);
+    io::write_rows(g.id(), "angular_velocity", rows, n_global, field(w), 3);
+    io::write_rows(g.id(), "force", rows, n_global, flat(force), 3);
+    io::write_rows(g.id(), "torque", rows, n_global, flat(torque), 3);
+    io::write_rows(g.id(), "radius", rows, n_global, std::span<const double>(radius.data(), n), 1);
+    io::write_rows(g.id(), "mass", rows, n_global, std::span<const double>(mass.data(), n), 1);
+    std::vector<std::int64_t> mat(material.begin(), material.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<std::int64_t> con(constraint.begin(), constraint.end());
+    io::write_rows(g.id(), "material", rows, n_global, std::span<const std::int64_t>(mat), 1);
+    io::write_rows(g.id(), "constraint", rows, n_global, std::span<const std::int64_t>(con), 1);
   }
   {
     io::H5Group g = io::H5Group::create(root, "bonds");
     std::vector<std::int64_t> ids, pair, flags;
     std::vector<double> rest, strength;
-    for (const auto& b : bonds_) {
+    for (const auto& b : bonds) {
       ids.push_back(b.id);
       pair.insert(pair.end(), {b.a, b.b});
       flags.push_back(b.intact ? 1 : 0);
@@ -112,11 +109,11 @@ void ExplicitBdem::write_checkpoint(const std::string& path) {
       pack_rest(b.rest, &rest[rest.size() - kRestColumns]);
       strength.insert(strength.end(), {b.sigma_c, b.tau_c});
     }
-    io::write_rows(g.id(), "pair", ids, bonds_global_, std::span<const std::int64_t>(pair), 2);
-    io::write_rows(g.id(), "intact", ids, bonds_global_, std::span<const std::int64_t>(flags), 1);
-    io::write_rows(g.id(), "rest", ids, bonds_global_, std::span<const double>(rest), kRestColumns);
+    io::write_rows(g.id(), "pair", ids, bonds_global, std::span<const std::int64_t>(pair), 2);
+    io::write_rows(g.id(), "intact", ids, bonds_global, std::span<const std::int64_t>(flags), 1);
+    io::write_rows(g.id(), "rest", ids, bonds_global, std::span<const double>(rest), kRestColumns);
     io::write_attribute(g.id(), "rest_columns", std::string(kRestLayout));
-    io::write_rows(g.id(), "strength", ids, bonds_global_, std::span<const double>(strength), 2);
+    io::write_rows(g.id(), "strength", ids, bonds_global, std::span<const double>(strength), 2);
   }
   file.close();
 }

@@ -1,0 +1,117 @@
+#pragma once
+// Bonded particles distributed over ranks: the state both BDEM integrators (explicit, implicit) advance.
+//
+// Particles keep the rank METIS gave them; each rank holds ghosts for its bonds' partners and for everything
+// within the contact cut-off (Verlet lists with a skin). Every bond and contact pair is evaluated by the owner
+// of its smaller global id; results for ghosts travel back entry by entry and each particle adds its
+// contributions sorted by partner id. The sum therefore has the same terms in the same order on any rank
+// count: given the same pair results, every partition produces the same per-particle totals bit for bit.
+#include <mpi.h>
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "percussion/core/observables.hpp"
+#include "percussion/core/scene.hpp"
+#include "percussion/core/timer.hpp"
+#include "percussion/geometry/cell_list.hpp"
+#include "percussion/methods/bdem/model.hpp"
+#include "percussion/parallel/halo.hpp"
+#include "percussion/physics/bond_rest.hpp"
+#include "percussion/physics/contact.hpp"
+
+namespace percussion::io {
+class TrajectoryWriter;
+}
+
+namespace percussion::bdem {
+
+struct Bond {
+  std::int64_t id;      // global bond id (row in checkpoints)
+  std::int64_t a, b;    // particle global ids, a < b; this rank owns a
+  int b_owner;          // rank that owns b
+  physics::BondRest rest;
+  double sigma_c, tau_c;
+  bool intact;
+  std::int32_t la, lb;  // local slots, refreshed at each rebuild (lb = -1 when b is not held)
+};
+
+struct Pair {
+  std::int32_t a, b;    // local slots; a is owned and has the smaller global id
+  std::int32_t bond;    // index into bonds, or -1 for a contact-only pair
+};
+
+class Domain {
+ public:
+  Domain(const Scene& scene, MPI_Comm comm, const GlobalModel& model, PhaseTimers& timers);
+
+  // Collective. True when some particle moved more than half the skin since the last rebuild (then the
+  // pair lists may miss a contact); also checks that the state is finite (throws NumericalError).
+  bool needs_rebuild(long step);
+  void rebuild();           // collective: ghosts, pairs, routing
+  void refresh_ghosts();    // collective: ghost x, q, v, w from their owners
+
+  // Collective. contrib holds 12 values per pair (force, torque on a; force, torque on b); sums them per owned
+  // particle in partner-id order into f and t.
+  void sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t);
+  std::vector<double>& pair_contributions() { return contrib_; }
+
+  const physics::ContactLaw& pair_law(int ma, int mb) const { return pair_law_[ma * n_materials_ + mb]; }
+  const physics::ContactLaw& obstacle_law(std::size_t o, int m) const { return obstacle_law_[o * n_materials_ + m]; }
+
+  // Kinetic energy, gravity potential, momenta and broken bonds over all ranks, plus the caller's share of
+  // interaction energy and contacts.
+  Observables observables(double interaction_energy, long contacts) const;
+  void write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const;
+  void write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
+                        std::span<const Eigen::Vector3d> torque) const;
+
+  const Scene& scene;
+  MPI_Comm comm;
+  int rank = 0, size = 1;
+  std::int64_t n_global = 0, bonds_global = 0;
+  std::size_t n_owned = 0;
+
+  // Structure of arrays over owned particles, then ghosts.
+  std::vector<std::int64_t> gid;
+  std::vector<Eigen::Vector3d> x, v, w;
+  std::vector<Eigen::Vector4d> q;
+  std::vector<double> radius, mass;
+  std::vector<int> material;
+  std::vector<int> constraint;  // owned only: boundary condition index or -1
+
+  std::vector<Bond> bonds;
+  std::vector<Pair> pairs;
+  double r_max = 0, skin = 0, cutoff = 0;
+
+ private:
+  void take_my_part(const GlobalModel& g);
+  void build_pairs();
+  void build_routing();
+
+  PhaseTimers& timers_;
+  parallel::Halo halo_;
+  std::unordered_map<std::int64_t, std::int32_t> slot_of_;
+  geometry::CellList cells_;
+  std::vector<Eigen::Vector3d> x_ref_;              // owned positions at the last rebuild
+  std::vector<double> contrib_, received_, reverse_send_;
+  std::vector<std::int32_t> reverse_slot_;         // slot sent for each reverse entry
+  std::vector<std::int32_t> sum_start_, sum_slot_;  // per owned particle, slots in partner-id order
+  int n_materials_ = 0;
+  std::vector<physics::ContactLaw> pair_law_, obstacle_law_;
+};
+
+// Eigen's fixed-size vectors are plain arrays: a vector of them is one contiguous block of doubles.
+template <class V>
+double* flat(std::vector<V>& a) {
+  return reinterpret_cast<double*>(a.data());
+}
+template <class V>
+std::span<const double> flat(std::span<const V> a) {
+  return {reinterpret_cast<const double*>(a.data()), a.size() * static_cast<std::size_t>(V::SizeAtCompileTime)};
+}
+
+}  // namespace percussion::bdem

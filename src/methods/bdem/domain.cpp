@@ -1,0 +1,260 @@
+#include "percussion/methods/bdem/domain.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <tuple>
+
+#include "percussion/core/error.hpp"
+#include "percussion/geometry/bonding.hpp"
+#include "percussion/io/trajectory.hpp"
+#include "percussion/parallel/partition.hpp"
+
+namespace percussion::bdem {
+
+Domain::Domain(const Scene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers& timers)
+    : scene(s), comm(c), timers_(timers), halo_(c) {
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  // Contact laws per material pair and per obstacle-material pair.
+  n_materials_ = static_cast<int>(scene.materials.size());
+  double e_max = 0;
+  for (const auto& m : scene.materials) e_max = std::max(e_max, m.youngs_modulus);
+  for (double r : model.radius) r_max = std::max(r_max, r);
+  const double k = scene.contact.stiffness > 0 ? scene.contact.stiffness : e_max * r_max;
+  for (const auto& a : scene.materials)
+    for (const auto& b : scene.materials) pair_law_.push_back(physics::combine(a, b, k));
+  for (const auto& o : scene.obstacles)
+    for (const auto& m : scene.materials) {
+      Material wall = m;
+      wall.friction = o.friction;
+      wall.restitution = o.restitution;
+      obstacle_law_.push_back(physics::combine(m, wall, k));
+    }
+  skin = scene.contact.skin > 0 ? scene.contact.skin : 0.3 * r_max;
+  cutoff = 2 * r_max + skin;
+  take_my_part(model);
+  rebuild();
+}
+
+void Domain::take_my_part(const GlobalModel& g) {
+  n_global = g.particles();
+  bonds_global = g.bonds();
+  for (std::size_t i = 0; i < g.material.size(); ++i)
+    if (g.material[i] < 0 || g.material[i] >= n_materials_ ||
+        g.constraint[i] >= static_cast<int>(scene.boundary_conditions.size()))
+      throw InputError(scene.path + ": the scene has fewer materials or boundary conditions than the checkpoint uses");
+  // Graph: intact bonds plus touching neighbours (so unbonded granular scenes partition spatially too).
+  std::vector<std::array<std::int64_t, 2>> edges = geometry::touching_pairs(g.x, g.radius, scene.bonds.tolerance);
+  for (std::int64_t k = 0; k < g.bonds(); ++k)
+    if (g.intact[k]) edges.push_back(g.pair[k]);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  const std::vector<int> part = parallel::partition_graph(n_global, edges, size);
+
+  for (std::int64_t i = 0; i < n_global; ++i) {
+    if (part[i] != rank) continue;
+    gid.push_back(i);
+    x.push_back(g.x[i]);
+    v.push_back(g.v[i]);
+    w.push_back(g.w[i]);
+    q.push_back(g.q[i]);
+    radius.push_back(g.radius[i]);
+    mass.push_back(g.mass[i]);
+    material.push_back(g.material[i]);
+    constraint.push_back(g.constraint[i]);
+  }
+  n_owned = gid.size();
+  for (std::int64_t k = 0; k < g.bonds(); ++k) {
+    const auto [a, b] = g.pair[k];
+    if (part[a] != rank) continue;
+    bonds.push_back(Bond{k, a, b, part[b], g.rest[k], g.strength[k][0], g.strength[k][1], g.intact[k] != 0, -1, -1});
+  }
+}
+
+bool Domain::needs_rebuild(long step) {
+  double local[2] = {0, 0};  // max squared displacement since the last rebuild; non-finite flag
+  for (std::size_t i = 0; i < n_owned; ++i) {
+    local[0] = std::max(local[0], (x[i] - x_ref_[i]).squaredNorm());
+    if (!std::isfinite(x[i].sum() + q[i].sum() + v[i].sum() + w[i].sum())) local[1] = 1;
+  }
+  double global[2];
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm);
+  if (global[1] > 0)
+    throw NumericalError("non-finite particle state at step " + std::to_string(step) +
+                         " (time step too large for the stiffness?)");
+  return 2 * std::sqrt(global[0]) > skin;
+}
+
+void Domain::refresh_ghosts() {
+  ScopedPhase timer(timers_, Phase::Halo);
+  halo_.forward({{flat(x), 3}, {flat(q), 4}, {flat(v), 3}, {flat(w), 3}});
+}
+
+void Domain::rebuild() {
+  ScopedPhase timer(timers_, Phase::Rebuild);
+  std::vector<parallel::Halo::Request> requests;
+  for (const auto& b : bonds)
+    if (b.intact && b.b_owner != rank) requests.push_back({b.b, b.b_owner});
+  halo_.build(std::span(x.data(), n_owned), std::span(gid.data(), n_owned), cutoff, requests);
+
+  const std::size_t n = n_owned + halo_.ghost_count();
+  for (auto* a : {&x, &v, &w}) a->resize(n);
+  q.resize(n);
+  radius.resize(n);
+  mass.resize(n);
+  material.resize(n);
+  gid.resize(n_owned);
+  gid.insert(gid.end(), halo_.ghost_gids().begin(), halo_.ghost_gids().end());
+  halo_.forward({{flat(x), 3}, {flat(q), 4}, {flat(v), 3}, {flat(w), 3}, {radius.data(), 1}, {mass.data(), 1}});
+  halo_.forward(std::span<int>(material));
+
+  slot_of_.clear();
+  slot_of_.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) slot_of_.emplace(gid[i], static_cast<std::int32_t>(i));
+  for (auto& b : bonds) {
+    b.la = slot_of_.at(b.a);
+    auto it = slot_of_.find(b.b);
+    b.lb = it == slot_of_.end() ? -1 : it->second;
+    if (b.intact && b.lb < 0) throw std::logic_error("bond partner missing from the halo");
+  }
+  build_pairs();
+  build_routing();
+  x_ref_.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n_owned));
+}
+
+void Domain::build_pairs() {
+  // Candidates: every pair within r_a + r_b + skin whose smaller id is owned here, plus every intact bond.
+  struct Entry { std::int64_t ga, gb; std::int32_t a, b, bond; };
+  std::vector<Entry> entries;
+  cells_.build(std::span<const Eigen::Vector3d>(x.data(), x.size()), cutoff);
+  cells_.for_each_pair(cutoff, [&](std::size_t i, std::size_t j, double d2) {
+    const double reach = radius[i] + radius[j] + skin;
+    if (d2 >= reach * reach) return;
+    auto a = static_cast<std::int32_t>(i), b = static_cast<std::int32_t>(j);
+    if (gid[b] < gid[a]) std::swap(a, b);
+    if (static_cast<std::size_t>(a) < n_owned) entries.push_back({gid[a], gid[b], a, b, -1});
+  });
+  for (std::size_t k = 0; k < bonds.size(); ++k)
+    if (bonds[k].intact) entries.push_back({bonds[k].a, bonds[k].b, bonds[k].la, bonds[k].lb, static_cast<std::int32_t>(k)});
+  // One pair per particle pair; a bond entry wins over a contact entry.
+  std::sort(entries.begin(), entries.end(), [](const Entry& l, const Entry& r) {
+    return std::tie(l.ga, l.gb, r.bond) < std::tie(r.ga, r.gb, l.bond);
+  });
+  pairs.clear();
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    if (k > 0 && entries[k].ga == entries[k - 1].ga && entries[k].gb == entries[k - 1].gb) continue;
+    pairs.push_back({entries[k].a, entries[k].b, entries[k].bond});
+  }
+}
+
+void Domain::build_routing() {
+  struct Entry { std::int32_t owned; std::int64_t partner; std::int32_t slot; };
+  std::vector<Entry> entries;
+  std::vector<std::int32_t> ghost_index;
+  std::vector<std::int64_t> tag;
+  reverse_slot_.clear();
+  const auto np = static_cast<std::int32_t>(pairs.size());
+  for (std::int32_t k = 0; k < np; ++k) {
+    const Pair& p = pairs[k];
+    entries.push_back({p.a, gid[p.b], 2 * k});
+    if (static_cast<std::size_t>(p.b) < n_owned) {
+      entries.push_back({p.b, gid[p.a], 2 * k + 1});
+    } else {
+      ghost_index.push_back(p.b - static_cast<std::int32_t>(n_owned));
+      tag.push_back(gid[p.a]);
+      reverse_slot_.push_back(2 * k + 1);
+    }
+  }
+  halo_.set_reverse(ghost_index, tag);
+  const auto& targets = halo_.reverse_targets();
+  for (std::size_t r = 0; r < targets.size(); ++r)
+    entries.push_back({targets[r].owned, targets[r].tag, 2 * np + static_cast<std::int32_t>(r)});
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& l, const Entry& r) { return std::tie(l.owned, l.partner) < std::tie(r.owned, r.partner); });
+  sum_start_.assign(n_owned + 1, 0);
+  sum_slot_.resize(entries.size());
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    ++sum_start_[entries[e].owned + 1];
+    sum_slot_[e] = entries[e].slot;
+  }
+  for (std::size_t i = 0; i < n_owned; ++i) sum_start_[i + 1] += sum_start_[i];
+  contrib_.assign(12 * pairs.size(), 0.0);
+  reverse_send_.assign(6 * reverse_slot_.size(), 0.0);
+}
+
+void Domain::sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t) {
+  {
+    ScopedPhase timer(timers_, Phase::Halo);
+    for (std::size_t e = 0; e < reverse_slot_.size(); ++e)
+      std::copy_n(&contrib_[6 * static_cast<std::size_t>(reverse_slot_[e])], 6, &reverse_send_[6 * e]);
+    halo_.reverse(reverse_send_, 6, received_);
+  }
+  ScopedPhase timer(timers_, Phase::Pairs);
+  f.resize(n_owned);
+  t.resize(n_owned);
+  const std::size_t local_slots = 2 * pairs.size();
+  for (std::size_t i = 0; i < n_owned; ++i) {
+    Eigen::Vector3d fi = Eigen::Vector3d::Zero(), ti = Eigen::Vector3d::Zero();
+    for (std::int32_t e = sum_start_[i]; e < sum_start_[i + 1]; ++e) {
+      const auto s = static_cast<std::size_t>(sum_slot_[e]);
+      const double* c = s < local_slots ? &contrib_[6 * s] : &received_[6 * (s - local_slots)];
+      fi += Eigen::Vector3d(c[0], c[1], c[2]);
+      ti += Eigen::Vector3d(c[3], c[4], c[5]);
+    }
+    f[i] = fi;
+    t[i] = ti;
+  }
+}
+
+Observables Domain::observables(double interaction_energy, long contacts) const {
+  // [kinetic, potential, momentum(3), angular momentum(3), bonds broken, contacts]
+  double local[10] = {};
+  for (std::size_t i = 0; i < n_owned; ++i) {
+    const double m = mass[i], inertia = 0.4 * m * radius[i] * radius[i];
+    local[0] += 0.5 * m * v[i].squaredNorm() + 0.5 * inertia * w[i].squaredNorm();
+    local[1] -= m * scene.gravity.dot(x[i]);
+    const Eigen::Vector3d p = m * v[i], l = x[i].cross(p) + inertia * w[i];
+    for (int d = 0; d < 3; ++d) {
+      local[2 + d] += p[d];
+      local[5 + d] += l[d];
+    }
+  }
+  local[1] += interaction_energy;
+  for (const auto& b : bonds) local[8] += b.intact ? 0 : 1;
+  local[9] = static_cast<double>(contacts);
+  double global[10];
+  MPI_Allreduce(local, global, 10, MPI_DOUBLE, MPI_SUM, comm);
+  Observables o;
+  o.kinetic = global[0];
+  o.potential = global[1];
+  o.total = global[0] + global[1];
+  for (int d = 0; d < 3; ++d) {
+    o.momentum[d] = global[2 + d];
+    o.angular_momentum[d] = global[5 + d];
+  }
+  o.bonds_broken = std::lround(global[8]);
+  o.contacts = std::lround(global[9]);
+  return o;
+}
+
+void Domain::write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const {
+  ScopedPhase timer(timers_, Phase::Output);
+  std::vector<std::int64_t> intact;
+  for (const auto& b : bonds)
+    if (b.intact) intact.insert(intact.end(), {b.a, b.b});
+  const std::size_t n = n_owned;
+  io::FrameFields fields{std::span<const std::int64_t>(gid.data(), n),
+                         flat(std::span<const Eigen::Vector3d>(x.data(), n)),
+                         flat(std::span<const Eigen::Vector4d>(q.data(), n)),
+                         flat(std::span<const Eigen::Vector3d>(v.data(), n)),
+                         flat(std::span<const Eigen::Vector3d>(w.data(), n)),
+                         std::span<const double>(radius.data(), n),
+                         intact};
+  io::FrameObservables fo{step, time, o.kinetic, o.potential, o.total, o.momentum, o.angular_momentum,
+                          o.bonds_broken, o.contacts};
+  writer.write_frame(fo, fields);
+}
+
+}  // namespace percussion::bdem

@@ -1,0 +1,58 @@
+# Every kind of bad input: exit code 2, one message naming the file and the JSON path, nothing written.
+source "$(dirname "$0")/../support/cli_common.sh"
+
+good=$INPUTS/bdem/beam_stretch_small.json
+# mutate JQ-like: python would be simplest, but tests must not depend on it; use sed on a compact copy.
+scene() { echo "$1" > "$SCRATCH/s.json"; echo "$SCRATCH/s.json"; }
+base='{"method":"bdem","materials":[{"name":"m","density":1000,"youngs_modulus":1e7,"tensile_strength":3e4}],
+"bodies":[{"material":"m","particle_radius":0.02,"shape":{"type":"box","min":[0,0,0],"max":[0.2,0.2,0.2]}}],
+"time":{"end":0.01},"output":{"frame_interval":0.001}}'
+
+check_bad() {  # check_bad SCENE_TEXT EXPECTED_SUBSTRING
+  local f
+  f=$(scene "$1")
+  rm -rf "$SCRATCH/out"
+  expect_exit 2 "$PERCUSSION" run "$f" --out "$SCRATCH/out"
+  expect_output "$f: $2"
+  [ ! -e "$SCRATCH/out" ] || fail "output written for bad input ($2)"
+  expect_exit 2 "$PERCUSSION" check "$f"
+  expect_output "$f: $2"
+}
+
+# The base scene is valid.
+expect_exit 0 "$PERCUSSION" check "$(scene "$base")"
+
+check_bad "${base/\"density\":1000/\"density\":-1}" "/materials/0/density"
+check_bad "${base/\"youngs_modulus\":1e7/\"youngs_modulus\":-3}" "/materials/0/youngs_modulus: must be > 0, got -3"
+check_bad "${base/\"tensile_strength\":3e4/\"tensile_strength\":3e4,\"poisson_ratio\":0.5}" "/materials/0/poisson_ratio"
+check_bad "${base/\"particle_radius\":0.02/\"particle_radius\":0}" "/bodies/0/particle_radius"
+check_bad "${base/\"particle_radius\":0.02/\"particle_radius\":\"big\"}" "/bodies/0/particle_radius"
+check_bad "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"gravty\":[0,0,-9.81]}" "/gravty: unknown key"
+check_bad "${base/\"shape\":\{/\"shape\":\{\"colour\":1,}" "/bodies/0/shape/colour: unknown key"
+check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01,\"step\":-1e-5\}}" "/time/step"
+check_bad "${base/,\"density\":1000/}" "/materials/0: missing required key 'density'"
+check_bad "${base/\"material\":\"m\"/\"material\":\"steel\"}" "/bodies/0/material"
+check_bad "${base/\"type\":\"box\"/\"type\":\"cone\"}" "/bodies/0/shape/type"
+check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.2,-0.2,0.2]}" "/bodies/0/shape"
+check_bad "${base/\"output\":\{\"frame_interval\":0.001\}/\"output\":{}}" "/output: missing required key 'frame_interval'"
+check_bad "{\"method\": \"bdem\", " "invalid JSON"
+# A shape too small to hold one particle is reported with its JSON path too.
+check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.01,0.2,0.2]}" "/bodies/0/shape"
+
+# Files and options.
+expect_exit 2 "$PERCUSSION" run "$SCRATCH/missing.json" --out "$SCRATCH/out"
+expect_output "$SCRATCH/missing.json: cannot read file"
+expect_exit 2 "$PERCUSSION" run "$good" --frobnicate
+expect_output "unknown option '--frobnicate'"
+expect_exit 2 "$PERCUSSION" run "$good" --steps -4
+expect_exit 2 "$PERCUSSION" info "$good"
+expect_output "$good"
+expect_exit 2 "$PERCUSSION" run "$good" --restart "$SCRATCH/nothing-here" --out "$SCRATCH/out"
+expect_output "no checkpoint found"
+
+# An existing output directory is kept unless --overwrite.
+mkdir -p "$SCRATCH/existing" && echo keep > "$SCRATCH/existing/notes.txt"
+expect_exit 2 "$PERCUSSION" run "$(scene "$base")" --out "$SCRATCH/existing"
+expect_output "use --overwrite"
+[ "$(cat "$SCRATCH/existing/notes.txt")" = keep ] || fail "existing output touched"
+echo "bad input: all cases exit 2 with the expected message"

@@ -1,0 +1,26 @@
+# Restart half-way: bit-identical on the same rank count, equal to round-off on another; 1, 2, 3 ranks agree.
+source "$(dirname "$0")/../support/cli_common.sh"
+scene=$INPUTS/bdem/beam_stretch_small.json
+run() { local np=$1; shift; "$MPIEXEC" -n "$np" "$PERCUSSION" run "$scene" "$@" > "$SCRATCH/log.$np.$RANDOM" 2>&1; }
+
+run 2 --out "$SCRATCH/full2" --steps 600
+run 1 --out "$SCRATCH/full1" --steps 600
+run 3 --out "$SCRATCH/full3" --steps 600
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/full2/trajectory.h5" --rtol 1e-10
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/full3/trajectory.h5" --rtol 1e-10
+
+# Interrupted at 300, continued to 600 on the same and on another rank count.
+run 2 --out "$SCRATCH/half" --steps 300
+cp -r "$SCRATCH/half" "$SCRATCH/half3"
+run 2 --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps 600
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half/trajectory.h5" --rtol 0
+run 3 --out "$SCRATCH/half3" --restart "$SCRATCH/half3/checkpoints/latest" --steps 600
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half3/trajectory.h5" --rtol 1e-10
+
+# The continued trajectory has the same frames as the uninterrupted one.
+expect_exit 0 "$PERCUSSION" info "$SCRATCH/half/trajectory.h5"
+frames_half=$(grep -m1 -i "frames" <<<"$OUT")
+expect_exit 0 "$PERCUSSION" info "$SCRATCH/full2/trajectory.h5"
+frames_full=$(grep -m1 -i "frames" <<<"$OUT")
+[ "$frames_half" = "$frames_full" ] || fail "frames differ: '$frames_half' vs '$frames_full'"
+echo "restart: bit-identical on 2 ranks, equal on 3; 1/2/3 ranks agree"
