@@ -191,7 +191,9 @@ int run(const RunArgs& args, int argc, char** argv) {
     return kExitNumerical;
   }
 
-  if (last_frame != method->step()) method->write_frame(writer);
+  // The end of the scene gets a frame; a run stopped early leaves its state in the final checkpoint, so a
+  // restarted trajectory has exactly the frames of an uninterrupted one.
+  if (reason == "end time" && last_frame != method->step()) method->write_frame(writer);
   if (last_checkpoint != method->step()) checkpoint();
   const Observables final_obs = method->observables();
 
@@ -223,7 +225,7 @@ int run(const RunArgs& args, int argc, char** argv) {
         {"particles", method->global_particles()}, {"bonds", method->global_bonds()}, {"start_step", start_step},
         {"steps", method->step()}, {"steps_run", steps_run}, {"time_step", dt}, {"simulated_time", method->time()},
         {"wall_seconds", wall}, {"particle_steps_per_second", rate}, {"particle_steps_per_second_per_core", rate / size},
-        {"phases", phases}, {"final", observables_json(final_obs)}, {"exit", reason},
+        {"phases", phases}, {"counters", method->counters()}, {"final", observables_json(final_obs)}, {"exit", reason},
         {"restarted_from", restart_file}, {"last_checkpoint", checkpoints.final_path(method->step())}};
     std::ofstream(fs::path(args.out) / "summary.json") << summary.dump(2) << "\n";
   }

@@ -8,6 +8,8 @@ const char* phase_name(Phase p) {
     case Phase::Halo: return "halo exchange";
     case Phase::Rebuild: return "neighbour rebuild";
     case Phase::Integrate: return "integrate";
+    case Phase::Solve: return "linear solve";
+    case Phase::LineSearch: return "line search";
     case Phase::Output: return "output";
     case Phase::Checkpoint: return "checkpoint";
     case Phase::Setup: return "setup";

@@ -3,18 +3,18 @@ source "$(dirname "$0")/../support/cli_common.sh"
 scene=$INPUTS/bdem/beam_stretch_small.json
 run() { local np=$1; shift; "$MPIEXEC" -n "$np" "$PERCUSSION" run "$scene" "$@" > "$SCRATCH/log.$np.$RANDOM" 2>&1; }
 
-run 2 --out "$SCRATCH/full2" --steps 600
-run 1 --out "$SCRATCH/full1" --steps 600
-run 3 --out "$SCRATCH/full3" --steps 600
+run 2 --out "$SCRATCH/full2" --steps 616
+run 1 --out "$SCRATCH/full1" --steps 616
+run 3 --out "$SCRATCH/full3" --steps 616
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/full2/trajectory.h5" --rtol 1e-10
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/full3/trajectory.h5" --rtol 1e-10
 
-# Interrupted at 300, continued to 600 on the same and on another rank count.
-run 2 --out "$SCRATCH/half" --steps 300
+# Interrupted at 308, continued to 616 (multiples of the 77-step frame cadence, so both end on a frame) on the same and on another rank count.
+run 2 --out "$SCRATCH/half" --steps 308
 cp -r "$SCRATCH/half" "$SCRATCH/half3"
-run 2 --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps 600
+run 2 --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps 616
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half/trajectory.h5" --rtol 0
-run 3 --out "$SCRATCH/half3" --restart "$SCRATCH/half3/checkpoints/latest" --steps 600
+run 3 --out "$SCRATCH/half3" --restart "$SCRATCH/half3/checkpoints/latest" --steps 616
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half3/trajectory.h5" --rtol 1e-10
 
 # The continued trajectory has the same frames as the uninterrupted one.

@@ -75,6 +75,15 @@ struct TimeControl {
   double step_factor = 0.2;     // (0, 1]
 };
 
+// Implicit BDEM: each step minimises the incremental potential on prod(R^3 x S^3) (notes 001 §2.8, §3).
+struct ImplicitControl {
+  std::string optimizer = "newton";  // "newton" (Riemannian Newton, Alg. 2/3) | "gradient" (Alg. 1)
+  double tolerance = 1e-6;           // converged when every particle's scaled residual (step / radius) is below
+  int max_iterations = 100;          // optimiser iterations per time step, >= 1
+  double step_factor = 20;           // time step = step_factor x critical step when time.step is absent, > 0
+  bool project_psd = true;           // per-element eigenvalue clamp of the Hessian (notes 2.9)
+};
+
 struct OutputControl {
   double frame_interval = 0;    // s of simulated time between frames, > 0
 };
@@ -98,6 +107,7 @@ struct Scene {
   std::vector<BoundaryCondition> boundary_conditions;
   Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
   TimeControl time;
+  ImplicitControl implicit;
   OutputControl output;
   CheckpointControl checkpoint;
 };

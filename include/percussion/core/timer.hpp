@@ -7,7 +7,7 @@
 
 namespace percussion {
 
-enum class Phase : int { Pairs, Halo, Rebuild, Integrate, Output, Checkpoint, Setup, Count };
+enum class Phase : int { Pairs, Halo, Rebuild, Integrate, Solve, LineSearch, Output, Checkpoint, Setup, Count };
 const char* phase_name(Phase p);
 
 class PhaseTimers {

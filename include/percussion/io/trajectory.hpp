@@ -45,8 +45,9 @@ struct FrameFields {
 
 class TrajectoryWriter {
  public:
-  // resume_step < 0: start a new trajectory. resume_step >= 0: continue the existing one (created if
-  // absent), dropping every frame and observable row with step > resume_step. Collective.
+  // resume_step < 0: start a new trajectory. resume_step >= 0: continue the existing one (created
+  // if absent), dropping every frame and observable row with step > resume_step. Collective; comm
+  // must outlive the writer.
   TrajectoryWriter(MPI_Comm comm, const std::string& dir, std::int64_t n_particles,
                    long resume_step = -1);
 

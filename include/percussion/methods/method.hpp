@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,8 @@ class Method {
   virtual void write_frame(io::TrajectoryWriter& writer) = 0;  // collective
   virtual void write_checkpoint(const std::string& path) = 0;  // collective
   virtual PhaseTimers& timers() = 0;
+  // Method-specific totals for the summary (solver iterations, ...); empty by default.
+  virtual std::map<std::string, double> counters() const { return {}; }
 };
 
 // Build the method a scene names, from the scene or (restart_file non-empty) from a checkpoint.

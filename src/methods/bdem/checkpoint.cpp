@@ -93,9 +93,12 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
     io::write_rows(g.id(), "radius", rows, n_global, std::span<const double>(radius.data(), n), 1);
     io::write_rows(g.id(), "mass", rows, n_global, std::span<const double>(mass.data(), n), 1);
     std::vector<std::int64_t> mat(material.begin(), material.begin() + static_cast<std::ptrdiff_t>(n));
-    std::vector<std::int64_t> con(constraint.begin(), constraint.end());
+    std::vector<std::int64_t> con(constraint.begin(), constraint.begin() + static_cast<std::ptrdiff_t>(n));
     io::write_rows(g.id(), "material", rows, n_global, std::span<const std::int64_t>(mat), 1);
     io::write_rows(g.id(), "constraint", rows, n_global, std::span<const std::int64_t>(con), 1);
+    const std::vector<std::int64_t> owner(n, rank);
+    io::write_rows(g.id(), "owner", rows, n_global, std::span<const std::int64_t>(owner), 1);
+    io::write_rows(g.id(), "rebuild_position", rows, n_global, flat(std::span<const Eigen::Vector3d>(x_ref_)), 3);
   }
   {
     io::H5Group g = io::H5Group::create(root, "bonds");
@@ -146,6 +149,9 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
     g.mass = io::read_all_double(p.id(), "mass");
     for (auto m : io::read_all_int(p.id(), "material")) g.material.push_back(static_cast<int>(m));
     for (auto c : io::read_all_int(p.id(), "constraint")) g.constraint.push_back(static_cast<int>(c));
+    for (auto o : io::read_all_int(p.id(), "owner")) g.owner.push_back(static_cast<int>(o));
+    g.owner_ranks = static_cast<int>(io::read_attribute_int(root, "ranks_written"));
+    g.x_ref = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "rebuild_position"));
   }
   {
     io::H5Group b = io::H5Group::open(root, "bonds");

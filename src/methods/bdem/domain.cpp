@@ -35,7 +35,23 @@ Domain::Domain(const Scene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers
   skin = scene.contact.skin > 0 ? scene.contact.skin : 0.3 * r_max;
   cutoff = 2 * r_max + skin;
   take_my_part(model);
+  if (model.x_ref.empty()) {
+    rebuild();
+    return;
+  }
+  // Restart: build ghosts and pair lists where the interrupted run last built them, so the pair pattern and
+  // the rebuild schedule continue unchanged.
+  const std::vector<Eigen::Vector3d> now(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n_owned));
+  for (std::size_t i = 0; i < n_owned; ++i) x[i] = model.x_ref[gid[i]];
   rebuild();
+  std::copy(now.begin(), now.end(), x.begin());
+  refresh_ghosts();
+}
+
+std::vector<int> Domain::model_owner_or_partition(const GlobalModel& g,
+                                                  const std::vector<std::array<std::int64_t, 2>>& edges) const {
+  if (g.owner_ranks == size && static_cast<std::int64_t>(g.owner.size()) == g.particles()) return g.owner;
+  return parallel::partition_graph(g.particles(), edges, size);
 }
 
 void Domain::take_my_part(const GlobalModel& g) {
@@ -51,7 +67,7 @@ void Domain::take_my_part(const GlobalModel& g) {
     if (g.intact[k]) edges.push_back(g.pair[k]);
   std::sort(edges.begin(), edges.end());
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  const std::vector<int> part = parallel::partition_graph(n_global, edges, size);
+  const std::vector<int> part = model_owner_or_partition(g, edges);
 
   for (std::int64_t i = 0; i < n_global; ++i) {
     if (part[i] != rank) continue;
@@ -105,10 +121,12 @@ void Domain::rebuild() {
   radius.resize(n);
   mass.resize(n);
   material.resize(n);
+  constraint.resize(n);
   gid.resize(n_owned);
   gid.insert(gid.end(), halo_.ghost_gids().begin(), halo_.ghost_gids().end());
   halo_.forward({{flat(x), 3}, {flat(q), 4}, {flat(v), 3}, {flat(w), 3}, {radius.data(), 1}, {mass.data(), 1}});
   halo_.forward(std::span<int>(material));
+  halo_.forward(std::span<int>(constraint));
 
   slot_of_.clear();
   slot_of_.reserve(2 * n);
@@ -122,6 +140,13 @@ void Domain::rebuild() {
   build_pairs();
   build_routing();
   x_ref_.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n_owned));
+  ++rebuilds_;
+}
+
+void Domain::forward(std::vector<double>& field) {
+  ScopedPhase timer(timers_, Phase::Halo);
+  field.resize(x.size());
+  halo_.forward({{field.data(), 1}});
 }
 
 void Domain::build_pairs() {
@@ -152,6 +177,8 @@ void Domain::build_pairs() {
 void Domain::build_routing() {
   struct Entry { std::int32_t owned; std::int64_t partner; std::int32_t slot; };
   std::vector<Entry> entries;
+  partners_owned_.assign(n_owned, 0);
+  partners_other_.assign(n_owned, 0);
   std::vector<std::int32_t> ghost_index;
   std::vector<std::int64_t> tag;
   reverse_slot_.clear();
@@ -161,7 +188,10 @@ void Domain::build_routing() {
     entries.push_back({p.a, gid[p.b], 2 * k});
     if (static_cast<std::size_t>(p.b) < n_owned) {
       entries.push_back({p.b, gid[p.a], 2 * k + 1});
+      ++partners_owned_[p.a];
+      ++partners_owned_[p.b];
     } else {
+      ++partners_other_[p.a];
       ghost_index.push_back(p.b - static_cast<std::int32_t>(n_owned));
       tag.push_back(gid[p.a]);
       reverse_slot_.push_back(2 * k + 1);
@@ -169,8 +199,10 @@ void Domain::build_routing() {
   }
   halo_.set_reverse(ghost_index, tag);
   const auto& targets = halo_.reverse_targets();
-  for (std::size_t r = 0; r < targets.size(); ++r)
+  for (std::size_t r = 0; r < targets.size(); ++r) {
     entries.push_back({targets[r].owned, targets[r].tag, 2 * np + static_cast<std::int32_t>(r)});
+    ++partners_other_[targets[r].owned];
+  }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& l, const Entry& r) { return std::tie(l.owned, l.partner) < std::tie(r.owned, r.partner); });
   sum_start_.assign(n_owned + 1, 0);

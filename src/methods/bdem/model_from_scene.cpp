@@ -20,7 +20,8 @@ double scene_time_step(const Scene& scene) {
     const Material& m = scene.materials[body.material];
     t = std::min(t, physics::critical_time_step(body.generator.particle_radius, m.density, m.youngs_modulus));
   }
-  return scene.time.step_factor * t;
+  // Explicit: a fraction of the stability limit. Implicit: a multiple of it (the paper's 20-100 T rule, §2.10).
+  return (scene.integrator == "implicit" ? scene.implicit.step_factor : scene.time.step_factor) * t;
 }
 
 GlobalModel model_from_scene(const Scene& scene) {

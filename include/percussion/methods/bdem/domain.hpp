@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <Eigen/Core>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -59,6 +60,15 @@ class Domain {
   void sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t);
   std::vector<double>& pair_contributions() { return contrib_; }
 
+  // Collective: ghost slots of a per-particle field (owned values filled in) receive their owners' values.
+  void forward(std::vector<double>& field);
+  // Per owned particle: how many partners it has among this rank's owned particles and elsewhere
+  // (the block pattern of a pair-coupled matrix, fixed between rebuilds).
+  const std::vector<int>& partners_owned() const { return partners_owned_; }
+  const std::vector<int>& partners_other() const { return partners_other_; }
+  // Counts rebuilds, so users of the pair pattern know when it changed.
+  long rebuilds() const { return rebuilds_; }
+
   const physics::ContactLaw& pair_law(int ma, int mb) const { return pair_law_[ma * n_materials_ + mb]; }
   const physics::ContactLaw& obstacle_law(std::size_t o, int m) const { return obstacle_law_[o * n_materials_ + m]; }
 
@@ -81,7 +91,7 @@ class Domain {
   std::vector<Eigen::Vector4d> q;
   std::vector<double> radius, mass;
   std::vector<int> material;
-  std::vector<int> constraint;  // owned only: boundary condition index or -1
+  std::vector<int> constraint;  // boundary condition index or -1
 
   std::vector<Bond> bonds;
   std::vector<Pair> pairs;
@@ -89,6 +99,8 @@ class Domain {
 
  private:
   void take_my_part(const GlobalModel& g);
+  std::vector<int> model_owner_or_partition(const GlobalModel& g,
+                                            const std::vector<std::array<std::int64_t, 2>>& edges) const;
   void build_pairs();
   void build_routing();
 
@@ -100,6 +112,8 @@ class Domain {
   std::vector<double> contrib_, received_, reverse_send_;
   std::vector<std::int32_t> reverse_slot_;         // slot sent for each reverse entry
   std::vector<std::int32_t> sum_start_, sum_slot_;  // per owned particle, slots in partner-id order
+  std::vector<int> partners_owned_, partners_other_;
+  long rebuilds_ = 0;
   int n_materials_ = 0;
   std::vector<physics::ContactLaw> pair_law_, obstacle_law_;
 };

@@ -23,6 +23,11 @@ struct GlobalModel {
   std::vector<physics::BondRest> rest;
   std::vector<std::array<double, 2>> strength;  // sigma_c, tau_c
   std::vector<char> intact;
+  // From a checkpoint: the rank that owned each particle (reused when restarting on the same rank count, so
+  // solver decompositions and hence results are bit-identical) and where pair lists were last rebuilt.
+  std::vector<int> owner;
+  int owner_ranks = 0;
+  std::vector<Eigen::Vector3d> x_ref;
   long step = 0;
   double time_step = 0;
   bool from_checkpoint = false;

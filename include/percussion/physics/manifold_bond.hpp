@@ -1,0 +1,137 @@
+#pragma once
+// One bond's energy, Riemannian gradient and Riemannian Hessian in reduced coordinates for the implicit
+// (manifold Newton) BDEM solver (notes 001 §2.8–2.9).
+//
+// Reduced coordinates per particle are (δp, y) with the retraction p ← p + δp, q ← quat::exp_body(q, y),
+// i.e. body-frame half-angle increments, 𝒢 = blockdiag(I3, G_l(q_i), I3, G_l(q_j)) (12 × 14). Then
+//   gradient = 𝒢 ∇V,
+//   Hessian  = 𝒢 ∇²V 𝒢ᵀ − diag(0, (q_i·∇_{q_i}V) I3, 0, (q_j·∇_{q_j}V) I3),
+// the second term being the bond's share of the S³ curvature (Weingarten) term. The curvature term is
+// linear in the gradient, so per-bond blocks sum exactly to the global Riemannian Hessian; this is what
+// makes per-element PSD projection (IPC-style) possible.
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+
+#include "percussion/physics/bond_bendtwist.hpp"
+#include "percussion/physics/bond_rest.hpp"
+#include "percussion/physics/bond_shear.hpp"
+#include "percussion/physics/bond_stretch.hpp"
+#include "percussion/physics/quaternion.hpp"
+
+namespace percussion::physics {
+
+using Reduced12 = Eigen::Matrix<double, 12, 1>;   // (δp_i, y_i, δp_j, y_j)
+using Hessian12 = Eigen::Matrix<double, 12, 12>;
+
+struct BondReduced {
+  double energy;
+  Reduced12 gradient;
+  Hessian12 hessian;
+};
+
+// 𝒢 for one particle pair, 12 × 14. For tests and for anything that wants the dense operator; the
+// kernels below apply it block by block instead.
+inline Eigen::Matrix<double, 12, 14> reduction_operator(const quat::Quat& qi, const quat::Quat& qj) {
+  Eigen::Matrix<double, 12, 14> G = Eigen::Matrix<double, 12, 14>::Zero();
+  G.block<3, 3>(0, kPosI).setIdentity();
+  G.block<3, 4>(3, kRotI) = quat::Gl(qi);
+  G.block<3, 3>(6, kPosJ).setIdentity();
+  G.block<3, 4>(9, kRotJ) = quat::Gl(qj);
+  return G;
+}
+
+// 𝒢 g.
+inline Reduced12 reduce_gradient(const BondDofs& g, const quat::Quat& qi, const quat::Quat& qj) {
+  Reduced12 r;
+  r.segment<3>(0) = g.segment<3>(kPosI);
+  r.segment<3>(3) = quat::Gl(qi) * g.segment<4>(kRotI);
+  r.segment<3>(6) = g.segment<3>(kPosJ);
+  r.segment<3>(9) = quat::Gl(qj) * g.segment<4>(kRotJ);
+  return r;
+}
+
+// 𝒢 H 𝒢ᵀ without multiplying 𝒢's zero and identity blocks (≈ 600 multiply-adds instead of ≈ 4400 for the
+// dense 12×14·14×14·14×12 product). Symmetrised, so the eigen-solver and the assembly see an exactly
+// symmetric block.
+inline Hessian12 reduce_hessian(const BondHessian& H, const quat::Quat& qi, const quat::Quat& qj) {
+  const Eigen::Matrix<double, 3, 4> Gi = quat::Gl(qi), Gj = quat::Gl(qj);
+  Eigen::Matrix<double, 14, 12> T;  // H 𝒢ᵀ
+  T.middleCols<3>(0) = H.middleCols<3>(kPosI);
+  T.middleCols<3>(3).noalias() = H.middleCols<4>(kRotI) * Gi.transpose();
+  T.middleCols<3>(6) = H.middleCols<3>(kPosJ);
+  T.middleCols<3>(9).noalias() = H.middleCols<4>(kRotJ) * Gj.transpose();
+  Hessian12 R;
+  R.middleRows<3>(0) = T.middleRows<3>(kPosI);
+  R.middleRows<3>(3).noalias() = Gi * T.middleRows<4>(kRotI);
+  R.middleRows<3>(6) = T.middleRows<3>(kPosJ);
+  R.middleRows<3>(9).noalias() = Gj * T.middleRows<4>(kRotJ);
+  return 0.5 * (R + R.transpose());
+}
+
+// Clamp the eigenvalues of a symmetric matrix to >= 0. Subtracting only the negative eigenpairs
+// (H − Σ_{λ<0} λ v vᵀ = V max(Λ, 0) Vᵀ) leaves an already PSD matrix bit-for-bit unchanged and costs
+// nothing beyond the decomposition when few eigenvalues are negative.
+template <int N>
+inline void project_psd(Eigen::Matrix<double, N, N>& H) {
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, N, N>> es(H);
+  const auto& lambda = es.eigenvalues();  // ascending
+  for (int k = 0; k < N && lambda[k] < 0.0; ++k) {
+    const Eigen::Matrix<double, N, 1> v = es.eigenvectors().col(k);
+    H.noalias() -= (lambda[k] * v) * v.transpose();
+  }
+}
+
+// V_stretch + V_shear + V_bendtwist only: what the line search evaluates at every trial state.
+inline double bond_energy(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                          const quat::Quat& qj, const BondRest& rest) {
+  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;  // same hemisphere rule as shear and bendtwist
+  const Eigen::Vector4d n = qi + sign * qj;
+  const Eigen::Vector3d delta = pj - pi;
+  const double L = delta.norm();
+  const double stretch = L - rest.l0;
+  // Shear surrogate ½ k_t |d − R(n) d0 / |n|²|² (bond_shear.hpp).
+  const Eigen::Vector3d u = delta / L - quat::rotate(n, rest.d0) / n.squaredNorm();
+  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(sign * qj, qi));
+  return 0.5 * (rest.kn * stretch * stretch + rest.kt * u.squaredNorm() + t.dot(bendtwist::stiffness_times(t, rest)));
+}
+
+// Energy, reduced gradient and reduced Hessian of one bond. With project_psd the Hessian's negative
+// eigenvalues are clamped to zero (notes §2.9), so the assembled Newton matrix stays PSD.
+inline BondReduced bond_reduced(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                const quat::Quat& qj, const BondRest& rest, bool project_psd) {
+  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+  const Eigen::Vector4d qjs = sign * qj;  // q_j in q_i's hemisphere
+
+  // Energy and Euclidean gradient, fused as in bond_forces.hpp (shared d, L, t).
+  const Eigen::Vector3d delta = pj - pi;
+  const double L = delta.norm();
+  const double inv_L = 1.0 / L;
+  const Eigen::Vector3d d = delta * inv_L;
+  const double stretch = L - rest.l0;
+  const double fn = rest.kn * stretch;
+  const shear::Terms<double> sh = shear::terms_core<double>(d, inv_L, qi + qjs, rest);
+  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
+  const Eigen::Vector3d Kt = bendtwist::stiffness_times(t, rest);
+  const Eigen::Vector3d c = rest.bend_scale * (rest.R0.transpose() * Kt);
+  const Eigen::Vector3d gpj = fn * d + sh.g_pj;
+  const Eigen::Vector4d gqi = sh.g_n + bendtwist::gl_transpose_times(qjs, c);
+  const Eigen::Vector4d gqj = sign * (sh.g_n - bendtwist::gl_transpose_times(qi, c));  // w.r.t. stored q_j
+
+  BondReduced out;
+  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(Kt);
+  const Eigen::Matrix<double, 3, 4> Gi = quat::Gl(qi), Gj = quat::Gl(qj);
+  out.gradient.segment<3>(0) = -gpj;
+  out.gradient.segment<3>(3) = Gi * gqi;
+  out.gradient.segment<3>(6) = gpj;
+  out.gradient.segment<3>(9) = Gj * gqj;
+
+  const BondDofs x = pack_bond(pi, qi, pj, qj);
+  const BondHessian H = stretch::hessian(x, rest) + shear::hessian(x, rest) + bendtwist::hessian(x, rest);
+  out.hessian = reduce_hessian(H, qi, qj);
+  out.hessian.diagonal().segment<3>(3).array() -= qi.dot(gqi);
+  out.hessian.diagonal().segment<3>(9).array() -= qj.dot(gqj);
+  if (project_psd) physics::project_psd<12>(out.hessian);
+  return out;
+}
+
+}  // namespace percussion::physics

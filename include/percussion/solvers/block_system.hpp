@@ -1,0 +1,49 @@
+#pragma once
+// A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc:
+// an AIJ matrix with block size bs, preallocated from per-row block counts and reused while the pattern
+// holds, solved by KSP under an options prefix so users tune it from the command line
+// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...).
+#include <petscksp.h>
+
+#include <span>
+#include <string>
+
+namespace percussion::solvers {
+
+class BlockSystem {
+ public:
+  // Defaults (CG, block Jacobi) may be overridden by the options database under `prefix`.
+  BlockSystem(MPI_Comm comm, std::string prefix, int block_size);
+  ~BlockSystem();
+  BlockSystem(const BlockSystem&) = delete;
+  BlockSystem& operator=(const BlockSystem&) = delete;
+
+  // Collective. Create the matrix for n_owned block rows with at most d_nnz[i] blocks in owned columns and
+  // o_nnz[i] in other ranks' columns. Returns the global block index of this rank's first row.
+  PetscInt preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz);
+  PetscInt first_row() const { return first_row_; }
+  bool ready() const { return A_ != nullptr; }
+
+  void zero();                                                  // keep the pattern, zero the values
+  void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
+  void assemble();                                              // collective
+
+  struct Result { PetscInt iterations; int reason; double residual_norm; };
+  // Collective. rhs and solution hold bs values per owned row.
+  Result solve(std::span<const double> rhs, std::span<double> solution, double rtol);
+
+ private:
+  void destroy();
+  MPI_Comm comm_;
+  std::string prefix_;
+  int bs_;
+  PetscInt first_row_ = 0, n_owned_ = 0;
+  Mat A_ = nullptr;
+  Vec b_ = nullptr, y_ = nullptr;
+  KSP ksp_ = nullptr;
+};
+
+// PETSc reports errors by code; turn one into an exception naming the call.
+void petsc_check(PetscErrorCode code, const char* what);
+
+}  // namespace percussion::solvers

@@ -1,0 +1,400 @@
+#include "percussion/methods/bdem/implicit_bdem.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+
+#include "percussion/core/error.hpp"
+#include "percussion/geometry/obstacle.hpp"
+#include "percussion/physics/bond_forces.hpp"
+#include "percussion/physics/manifold_bond.hpp"
+#include "percussion/physics/manifold_contact.hpp"
+#include "percussion/physics/manifold_inertia.hpp"
+#include "percussion/physics/quaternion.hpp"
+
+namespace percussion::bdem {
+namespace {
+
+using Vec6 = Eigen::Matrix<double, 6, 1>;
+using Block6 = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;  // PETSc takes blocks row by row
+
+constexpr double kArmijo = 1e-4;
+constexpr int kMaxBacktracks = 40;
+
+}  // namespace
+
+ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
+    : scene_(scene),
+      d_(scene_, comm, model, timers_),
+      system_(comm, "bdem_", 6),
+      dt_(model.time_step),
+      step_(model.step) {
+  contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
+}
+
+void ImplicitBdem::prepare_matrix() {
+  if (pattern_of_rebuild_ == d_.rebuilds() && system_.ready()) return;
+  const std::size_t n = d_.n_owned;
+  std::vector<PetscInt> diag(n), off(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    diag[i] = 1 + d_.partners_owned()[i];
+    off[i] = d_.partners_other()[i];
+  }
+  const PetscInt first = system_.preallocate(static_cast<PetscInt>(n), diag, off);
+  petsc_row_.assign(d_.x.size(), -1.0);
+  for (std::size_t i = 0; i < n; ++i) petsc_row_[i] = static_cast<double>(first + static_cast<PetscInt>(i));
+  d_.forward(petsc_row_);
+  pattern_of_rebuild_ = d_.rebuilds();
+}
+
+double ImplicitBdem::evaluate(Want want) {
+  const std::size_t np = d_.pairs.size(), n = d_.n_owned;
+  const double h = dt_;
+  pair_energy_.resize(np);
+  particle_energy_.resize(n);
+  const bool psd = scene_.implicit.project_psd;
+  std::vector<double>& c = d_.pair_contributions();
+  {
+    ScopedPhase timer(timers_, Phase::Pairs);
+    if (want == Want::Hessian) system_.zero();
+    auto add = [&](std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
+      if (d_.constraint[row_slot] >= 0 || d_.constraint[col_slot] >= 0) return;  // Dirichlet rows/columns drop out
+      system_.add_block(static_cast<PetscInt>(petsc_row_[row_slot]), static_cast<PetscInt>(petsc_row_[col_slot]),
+                        block.data());
+    };
+    for (std::size_t k = 0; k < np; ++k) {
+      const Pair& p = d_.pairs[k];
+      const auto& x = d_.x;
+      const auto& q = d_.q;
+      double* g = &c[12 * k];
+      if (p.bond >= 0 && d_.bonds[p.bond].intact) {
+        const physics::BondRest& rest = d_.bonds[p.bond].rest;
+        if (want == Want::Energy) {
+          pair_energy_[k] = physics::bond_energy(x[p.a], q[p.a], x[p.b], q[p.b], rest);
+          continue;
+        }
+        const physics::BondReduced br = physics::bond_reduced(x[p.a], q[p.a], x[p.b], q[p.b], rest, psd);
+        pair_energy_[k] = br.energy;
+        std::copy_n(br.gradient.data(), 12, g);
+        if (want == Want::Hessian) {
+          add(p.a, p.a, br.hessian.block<6, 6>(0, 0));
+          add(p.a, p.b, br.hessian.block<6, 6>(0, 6));
+          add(p.b, p.a, br.hessian.block<6, 6>(6, 0));
+          add(p.b, p.b, br.hessian.block<6, 6>(6, 6));
+        }
+        continue;
+      }
+      const physics::PairReduced6 cp = physics::contact_penalty(x[p.a], d_.radius[p.a], x[p.b], d_.radius[p.b], contact_k_);
+      pair_energy_[k] = cp.energy;
+      if (want == Want::Energy) continue;
+      std::fill_n(g, 12, 0.0);
+      std::copy_n(cp.gradient.data(), 3, g);
+      std::copy_n(cp.gradient.data() + 3, 3, g + 6);
+      // Inactive candidates insert zero blocks too: the first assembly drops slots never set, and the
+      // pattern must hold every candidate until the next rebuild.
+      if (want == Want::Hessian) {
+        Block6 block = Block6::Zero();
+        for (int bi = 0; bi < 2; ++bi)
+          for (int bj = 0; bj < 2; ++bj) {
+            block.topLeftCorner<3, 3>() = cp.hessian.block<3, 3>(3 * bi, 3 * bj);
+            add(bi ? p.b : p.a, bj ? p.b : p.a, block);
+          }
+      }
+    }
+  }
+  if (want != Want::Energy) d_.sum_pairs(gp_, gy_);
+  ScopedPhase timer(timers_, Phase::Pairs);
+  gradient_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d_.constraint[i] >= 0) {  // prescribed: fixed during the solve, zero gradient, identity block
+      particle_energy_[i] = 0;
+      gradient_[i].setZero();
+      if (want == Want::Hessian) {
+        const Block6 one = Block6::Identity();
+        system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), one.data());
+      }
+      continue;
+    }
+    const Eigen::Vector3d& p = d_.x[i];
+    const double m = d_.mass[i], r = d_.radius[i];
+    double e = -m * scene_.gravity.dot(p);
+    Vec6 g = Vec6::Zero();
+    Block6 diag = Block6::Zero();
+    for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
+      geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
+        const physics::PlaneReduced3 pl = physics::plane_penalty(p, r, point, normal, contact_k_);
+        if (!pl.active) return;
+        e += pl.energy;
+        g.head<3>() += pl.gradient;
+        diag.topLeftCorner<3, 3>() += pl.hessian;
+      });
+    if (want == Want::Energy) {
+      particle_energy_[i] = e + physics::inertia_energy(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h);
+      continue;
+    }
+    const physics::InertiaReduced in = physics::inertia(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h);
+    particle_energy_[i] = e + in.energy;
+    g += in.gradient;
+    g.head<3>() += gp_[i] - m * scene_.gravity;
+    g.tail<3>() += gy_[i];
+    gradient_[i] = g;
+    if (want == Want::Hessian) {
+      diag.diagonal() += in.hessian_diag;
+      system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), diag.data());
+    }
+  }
+  if (want == Want::Hessian) system_.assemble();
+  double local = 0, total = 0;
+  for (double e : pair_energy_) local += e;
+  for (double e : particle_energy_) local += e;
+  MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, d_.comm);
+  return total;
+}
+
+double ImplicitBdem::energy_change() {
+  evaluate(Want::Energy);
+  // Element by element: the difference of two large global sums would cancel at tight tolerances.
+  double local = 0, total = 0;
+  for (std::size_t k = 0; k < pair_energy_.size(); ++k) local += pair_energy_[k] - pair_energy_base_[k];
+  for (std::size_t i = 0; i < particle_energy_.size(); ++i) local += particle_energy_[i] - particle_energy_base_[i];
+  MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, d_.comm);
+  return total;
+}
+
+void ImplicitBdem::retract(double alpha) {
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    if (d_.constraint[i] >= 0) continue;
+    d_.x[i] = p_base_[i] + alpha * direction_[i].head<3>();
+    d_.q[i] = quat::exp_body(q_base_[i], alpha * direction_[i].tail<3>());
+  }
+  d_.refresh_ghosts();
+}
+
+double ImplicitBdem::residual() const {
+  // The step each particle's gradient asks for, relative to its radius: h² M⁻¹ g / r (rotations: half-angles).
+  double local = 0, global = 0;
+  const double h2 = dt_ * dt_;
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    if (d_.constraint[i] >= 0) continue;
+    const double m = d_.mass[i], r = d_.radius[i];
+    local = std::max({local, gradient_[i].head<3>().norm() * h2 / (m * r),
+                      gradient_[i].tail<3>().norm() * h2 / (1.6 * m * r * r)});
+  }
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
+  return global;
+}
+
+void ImplicitBdem::advance() {
+  const double h = dt_;
+  const std::size_t n = d_.n_owned;
+  const std::vector<Eigen::Vector3d> x_start(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
+  const std::vector<Eigen::Vector4d> q_start(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
+  p_hat_.resize(n);
+  q_hat_.resize(n);
+  {
+    ScopedPhase timer(timers_, Phase::Integrate);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (d_.constraint[i] >= 0) {
+        d_.v[i] = scene_.boundary_conditions[d_.constraint[i]].velocity;
+        d_.w[i].setZero();
+      }
+      // x̂ = x_n + h v_n; the quaternion predictor is the chord q_n + h q̇_n (notes 2.2).
+      p_hat_[i] = d_.x[i] + h * d_.v[i];
+      q_hat_[i] = d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
+      d_.x[i] = p_hat_[i];
+      d_.q[i] = q_hat_[i].normalized();
+    }
+  }
+  if (d_.needs_rebuild(step_ + 1)) d_.rebuild();
+  else d_.refresh_ghosts();
+  prepare_matrix();
+
+  const bool newton = scene_.implicit.optimizer == "newton";
+  direction_.resize(n);
+  std::vector<double> rhs(6 * n), y(6 * n);
+  int iterations = 0;
+  bool converged = false;
+  for (; iterations < scene_.implicit.max_iterations; ++iterations) {
+    evaluate(newton ? Want::Hessian : Want::Gradient);
+    const double res = residual();
+    if (res < scene_.implicit.tolerance) {
+      converged = true;
+      break;
+    }
+    // Search direction: Newton on the reduced system (notes eq. 28–31), or inertia-scaled steepest descent.
+    const double h2 = h * h;
+    auto descent = [&]() {
+      for (std::size_t i = 0; i < n; ++i) {
+        const double m = d_.mass[i], r = d_.radius[i];
+        direction_[i].head<3>() = -gradient_[i].head<3>() * (h2 / m);
+        direction_[i].tail<3>() = -gradient_[i].tail<3>() * (h2 / (1.6 * m * r * r));
+      }
+    };
+    if (newton) {
+      for (std::size_t i = 0; i < n; ++i)
+        for (int k = 0; k < 6; ++k) rhs[6 * i + k] = -gradient_[i][k];
+      ScopedPhase timer(timers_, Phase::Solve);
+      const auto result = system_.solve(rhs, y, std::min(0.5, std::sqrt(res)));
+      krylov_iterations_ += result.iterations;
+      for (std::size_t i = 0; i < n; ++i)
+        for (int k = 0; k < 6; ++k) direction_[i][k] = y[6 * i + k];
+    } else {
+      descent();
+    }
+    double local[2] = {0, 0}, global[2];  // slope, largest translation
+    for (std::size_t i = 0; i < n; ++i) {
+      if (d_.constraint[i] >= 0) direction_[i].setZero();
+      local[0] += gradient_[i].dot(direction_[i]);
+      local[1] = std::max(local[1], direction_[i].head<3>().norm());
+    }
+    MPI_Allreduce(&local[0], &global[0], 1, MPI_DOUBLE, MPI_SUM, d_.comm);
+    MPI_Allreduce(&local[1], &global[1], 1, MPI_DOUBLE, MPI_MAX, d_.comm);
+    if (!(global[0] < 0)) {  // an inexact solve that is not a descent direction: fall back to descent
+      descent();
+      local[0] = 0;
+      for (std::size_t i = 0; i < n; ++i) local[0] += gradient_[i].dot(direction_[i]);
+      MPI_Allreduce(&local[0], &global[0], 1, MPI_DOUBLE, MPI_SUM, d_.comm);
+    }
+    // Armijo backtracking along geodesics, every decision collective; a step never moves a particle more
+    // than half the skin, so the pair lists stay valid within it (notes §3, step-length cap).
+    p_base_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
+    q_base_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
+    pair_energy_base_ = pair_energy_;
+    particle_energy_base_ = particle_energy_;
+    double alpha = global[1] > 0 ? std::min(1.0, 0.5 * d_.skin / global[1]) : 1.0;
+    bool accepted = false;
+    {
+      ScopedPhase timer(timers_, Phase::LineSearch);
+      for (int ls = 0; ls < kMaxBacktracks && !accepted; ++ls, alpha *= 0.5) {
+        retract(alpha);
+        accepted = energy_change() <= kArmijo * alpha * global[0];
+        if (accepted) break;
+      }
+    }
+    if (!accepted) {
+      retract(0.0);
+      ++line_search_failures_;
+      break;
+    }
+    if (d_.needs_rebuild(step_ + 1)) {
+      d_.rebuild();
+      prepare_matrix();
+    }
+  }
+  last_iterations_ = iterations;
+  newton_iterations_ += iterations;
+  if (!converged) ++unconverged_steps_;
+
+  {
+    ScopedPhase timer(timers_, Phase::Integrate);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (d_.constraint[i] >= 0) continue;
+      d_.v[i] = (d_.x[i] - x_start[i]) / h;
+      d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - q_start[i]) / h);
+    }
+  }
+  d_.refresh_ghosts();
+  apply_friction();
+  break_bonds();
+  ++step_;
+  ++steps_run_;
+}
+
+void ImplicitBdem::apply_friction() {
+  // Coulomb friction as a velocity post-process (notes 2.7, eqs. 34–35): each contact removes up to
+  // μ|F_n|h/m of the relative tangential velocity; the change per particle is projected on its velocity
+  // and capped so friction can stop a particle but never reverse it. Rolling friction is not modelled.
+  ScopedPhase timer(timers_, Phase::Integrate);
+  const double h = dt_;
+  std::vector<double>& c = d_.pair_contributions();
+  std::fill(c.begin(), c.end(), 0.0);
+  for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
+    const Pair& p = d_.pairs[k];
+    if (p.bond >= 0 && d_.bonds[p.bond].intact) continue;
+    const Eigen::Vector3d delta = d_.x[p.b] - d_.x[p.a];
+    const double L = delta.norm(), overlap = d_.radius[p.a] + d_.radius[p.b] - L;
+    if (overlap <= 0 || L <= 0) continue;
+    const Eigen::Vector3d nrm = delta / L;
+    const Eigen::Vector3d vrel = d_.v[p.a] - d_.v[p.b];
+    const Eigen::Vector3d vt = vrel - vrel.dot(nrm) * nrm;
+    const double vt_norm = vt.norm();
+    if (vt_norm <= 0) continue;
+    const double impulse = d_.pair_law(d_.material[p.a], d_.material[p.b]).friction * contact_k_ * overlap * h;
+    const Eigen::Vector3d dva = -std::min(1.0, impulse / (d_.mass[p.a] * vt_norm)) * vt;
+    const Eigen::Vector3d dvb = std::min(1.0, impulse / (d_.mass[p.b] * vt_norm)) * vt;
+    std::copy_n(dva.data(), 3, &c[12 * k]);
+    std::copy_n(dvb.data(), 3, &c[12 * k + 6]);
+  }
+  d_.sum_pairs(gp_, gy_);
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    if (d_.constraint[i] >= 0) continue;
+    Eigen::Vector3d dv = gp_[i];
+    for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
+      geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
+        const double gap = (d_.x[i] - point).dot(normal) - d_.radius[i];
+        if (gap >= 0) return;
+        const Eigen::Vector3d vt = d_.v[i] - d_.v[i].dot(normal) * normal;
+        const double vt_norm = vt.norm();
+        if (vt_norm <= 0) return;
+        const double impulse = d_.obstacle_law(o, d_.material[i]).friction * contact_k_ * (-gap) * h;
+        dv -= std::min(1.0, impulse / (d_.mass[i] * vt_norm)) * vt;
+      });
+    const double speed = d_.v[i].norm();
+    if (speed <= 0) continue;
+    const Eigen::Vector3d dir = d_.v[i] / speed;
+    d_.v[i] += std::clamp(dv.dot(dir), -speed, 0.0) * dir;
+  }
+  d_.refresh_ghosts();
+}
+
+void ImplicitBdem::break_bonds() {
+  // Forces and moments rebuilt from the potentials at x_{n+1} (notes 2.6); bonds are fixed during the solve.
+  ScopedPhase timer(timers_, Phase::Pairs);
+  for (auto& b : d_.bonds) {
+    if (!b.intact) continue;
+    const physics::BondForces bf =
+        physics::bond_forces(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
+    if (physics::bond_breaks(bf.sigma, bf.tau, b.sigma_c, b.tau_c)) b.intact = false;
+  }
+}
+
+Observables ImplicitBdem::observables() {
+  double energy = 0;
+  long contacts = 0;
+  for (const Pair& p : d_.pairs) {
+    if (p.bond >= 0 && d_.bonds[p.bond].intact) {
+      energy += physics::bond_energy(d_.x[p.a], d_.q[p.a], d_.x[p.b], d_.q[p.b], d_.bonds[p.bond].rest);
+      continue;
+    }
+    const auto cp = physics::contact_penalty(d_.x[p.a], d_.radius[p.a], d_.x[p.b], d_.radius[p.b], contact_k_);
+    energy += cp.energy;
+    contacts += cp.active ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < d_.n_owned; ++i)
+    for (const auto& o : scene_.obstacles)
+      geometry::for_each_plane(o, [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
+        const auto pl = physics::plane_penalty(d_.x[i], d_.radius[i], point, normal, contact_k_);
+        energy += pl.active ? pl.energy : 0.0;
+        contacts += pl.active ? 1 : 0;
+      });
+  return d_.observables(energy, contacts);
+}
+
+void ImplicitBdem::write_checkpoint(const std::string& path) {
+  // The implicit step needs no forces from the previous step; the fields are written as zeros.
+  const std::vector<Eigen::Vector3d> zero(d_.n_owned, Eigen::Vector3d::Zero());
+  d_.write_checkpoint(path, step_, dt_, zero, zero);
+}
+
+std::map<std::string, double> ImplicitBdem::counters() const {
+  const double steps = static_cast<double>(std::max(1L, steps_run_));
+  const double newton = static_cast<double>(std::max(1L, newton_iterations_));
+  return {{"newton_iterations", static_cast<double>(newton_iterations_)},
+          {"krylov_iterations", static_cast<double>(krylov_iterations_)},
+          {"newton_per_step", static_cast<double>(newton_iterations_) / steps},
+          {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
+          {"line_search_failures", static_cast<double>(line_search_failures_)},
+          {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
+}
+
+}  // namespace percussion::bdem

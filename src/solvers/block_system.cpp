@@ -1,0 +1,90 @@
+#include "percussion/solvers/block_system.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "percussion/core/error.hpp"
+
+namespace percussion::solvers {
+
+void petsc_check(PetscErrorCode code, const char* what) {
+  if (code == 0) return;
+  const char* text = nullptr;
+  PetscErrorMessage(code, &text, nullptr);
+  throw NumericalError(std::string("PETSc: ") + what + " failed: " + (text ? text : "unknown error"));
+}
+
+BlockSystem::BlockSystem(MPI_Comm comm, std::string prefix, int block_size)
+    : comm_(comm), prefix_(std::move(prefix)), bs_(block_size) {}
+
+BlockSystem::~BlockSystem() { destroy(); }
+
+void BlockSystem::destroy() {
+  if (ksp_) KSPDestroy(&ksp_);
+  if (A_) MatDestroy(&A_);
+  if (b_) VecDestroy(&b_);
+  if (y_) VecDestroy(&y_);
+}
+
+PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
+  destroy();
+  n_owned_ = n_owned;
+  MPI_Exscan(&n_owned, &first_row_, 1, MPIU_INT, MPI_SUM, comm_);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0) first_row_ = 0;
+  const PetscInt n = n_owned * bs_;
+  petsc_check(MatCreate(comm_, &A_), "MatCreate");
+  petsc_check(MatSetSizes(A_, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
+  petsc_check(MatSetBlockSize(A_, bs_), "MatSetBlockSize");
+  petsc_check(MatSetType(A_, MATAIJ), "MatSetType");
+  petsc_check(MatSetOptionsPrefix(A_, prefix_.c_str()), "MatSetOptionsPrefix");
+  petsc_check(MatSetFromOptions(A_), "MatSetFromOptions");
+  petsc_check(MatXAIJSetPreallocation(A_, bs_, d_nnz.data(), o_nnz.data(), nullptr, nullptr), "MatXAIJSetPreallocation");
+  petsc_check(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
+  petsc_check(MatSetOption(A_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption");
+  petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
+  petsc_check(KSPCreate(comm_, &ksp_), "KSPCreate");
+  petsc_check(KSPSetOptionsPrefix(ksp_, prefix_.c_str()), "KSPSetOptionsPrefix");
+  petsc_check(KSPSetType(ksp_, KSPCG), "KSPSetType");
+  PC pc;
+  petsc_check(KSPGetPC(ksp_, &pc), "KSPGetPC");
+  petsc_check(PCSetType(pc, PCBJACOBI), "PCSetType");
+  petsc_check(KSPSetFromOptions(ksp_), "KSPSetFromOptions");
+  return first_row_;
+}
+
+void BlockSystem::zero() { petsc_check(MatZeroEntries(A_), "MatZeroEntries"); }
+
+void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
+  petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &col, v, ADD_VALUES), "MatSetValuesBlocked");
+}
+
+void BlockSystem::assemble() {
+  petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
+  petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
+}
+
+BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<double> solution, double rtol) {
+  PetscScalar* b = nullptr;
+  petsc_check(VecGetArray(b_, &b), "VecGetArray");
+  std::copy(rhs.begin(), rhs.end(), b);
+  petsc_check(VecRestoreArray(b_, &b), "VecRestoreArray");
+  petsc_check(VecSet(y_, 0.0), "VecSet");  // CG from zero keeps the slope of the line search negative
+  petsc_check(KSPSetOperators(ksp_, A_, A_), "KSPSetOperators");
+  petsc_check(KSPSetTolerances(ksp_, rtol, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
+  petsc_check(KSPSolve(ksp_, b_, y_), "KSPSolve");
+  Result r{};
+  KSPConvergedReason reason;
+  petsc_check(KSPGetConvergedReason(ksp_, &reason), "KSPGetConvergedReason");
+  petsc_check(KSPGetIterationNumber(ksp_, &r.iterations), "KSPGetIterationNumber");
+  petsc_check(KSPGetResidualNorm(ksp_, &r.residual_norm), "KSPGetResidualNorm");
+  r.reason = static_cast<int>(reason);
+  const PetscScalar* y = nullptr;
+  petsc_check(VecGetArrayRead(y_, &y), "VecGetArrayRead");
+  std::copy(y, y + solution.size(), solution.begin());
+  petsc_check(VecRestoreArrayRead(y_, &y), "VecRestoreArrayRead");
+  return r;
+}
+
+}  // namespace percussion::solvers
