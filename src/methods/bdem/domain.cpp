@@ -143,6 +143,16 @@ void Domain::rebuild() {
   ++rebuilds_;
 }
 
+void Domain::send_to_owners(std::span<const double> per_pair, int width, std::vector<double>& received) {
+  ScopedPhase timer(timers_, Phase::Halo);
+  std::vector<double> out(reverse_slot_.size() * static_cast<std::size_t>(width));
+  for (std::size_t e = 0; e < reverse_slot_.size(); ++e) {
+    const std::size_t k = static_cast<std::size_t>(reverse_slot_[e]) / 2;  // slot 2k+1 is side b of pair k
+    std::copy_n(&per_pair[k * width], width, &out[e * width]);
+  }
+  halo_.reverse(out, width, received);
+}
+
 void Domain::forward(std::vector<double>& field) {
   ScopedPhase timer(timers_, Phase::Halo);
   field.resize(x.size());

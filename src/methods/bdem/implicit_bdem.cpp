@@ -19,6 +19,7 @@ using Vec6 = Eigen::Matrix<double, 6, 1>;
 using Block6 = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;  // PETSc takes blocks row by row
 
 constexpr double kArmijo = 1e-4;
+constexpr int kGhostRowWidth = 73;  // block b-a, block b-b (row-major 6x6 each), PETSc column of a
 constexpr int kMaxBacktracks = 40;
 
 }  // namespace
@@ -57,8 +58,20 @@ double ImplicitBdem::evaluate(Want want) {
   {
     ScopedPhase timer(timers_, Phase::Pairs);
     if (want == Want::Hessian) system_.zero();
-    auto add = [&](std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
+    if (want == Want::Hessian) {
+      ghost_rows_.assign(np * kGhostRowWidth, 0.0);
+      for (std::size_t k = 0; k < np; ++k) ghost_rows_[k * kGhostRowWidth + 72] = -1;  // nothing to insert
+    }
+    // Owned rows go straight into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with
+    // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
+    auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
       if (d_.constraint[row_slot] >= 0 || d_.constraint[col_slot] >= 0) return;  // Dirichlet rows/columns drop out
+      if (static_cast<std::size_t>(row_slot) >= n) {
+        double* out = &ghost_rows_[k * kGhostRowWidth];
+        std::copy_n(block.data(), 36, out + (col_slot == row_slot ? 36 : 0));
+        out[72] = petsc_row_[col_slot == row_slot ? d_.pairs[k].a : col_slot];
+        return;
+      }
       system_.add_block(static_cast<PetscInt>(petsc_row_[row_slot]), static_cast<PetscInt>(petsc_row_[col_slot]),
                         block.data());
     };
@@ -77,10 +90,10 @@ double ImplicitBdem::evaluate(Want want) {
         pair_energy_[k] = br.energy;
         std::copy_n(br.gradient.data(), 12, g);
         if (want == Want::Hessian) {
-          add(p.a, p.a, br.hessian.block<6, 6>(0, 0));
-          add(p.a, p.b, br.hessian.block<6, 6>(0, 6));
-          add(p.b, p.a, br.hessian.block<6, 6>(6, 0));
-          add(p.b, p.b, br.hessian.block<6, 6>(6, 6));
+          add(k, p.a, p.a, br.hessian.block<6, 6>(0, 0));
+          add(k, p.a, p.b, br.hessian.block<6, 6>(0, 6));
+          add(k, p.b, p.a, br.hessian.block<6, 6>(6, 0));
+          add(k, p.b, p.b, br.hessian.block<6, 6>(6, 6));
         }
         continue;
       }
@@ -97,12 +110,23 @@ double ImplicitBdem::evaluate(Want want) {
         for (int bi = 0; bi < 2; ++bi)
           for (int bj = 0; bj < 2; ++bj) {
             block.topLeftCorner<3, 3>() = cp.hessian.block<3, 3>(3 * bi, 3 * bj);
-            add(bi ? p.b : p.a, bj ? p.b : p.a, block);
+            add(k, bi ? p.b : p.a, bj ? p.b : p.a, block);
           }
       }
     }
   }
   if (want != Want::Energy) d_.sum_pairs(gp_, gy_);
+  if (want == Want::Hessian) {
+    d_.send_to_owners(ghost_rows_, kGhostRowWidth, ghost_rows_received_);
+    ScopedPhase timer(timers_, Phase::Pairs);
+    for (std::size_t e = 0; e * kGhostRowWidth < ghost_rows_received_.size(); ++e) {
+      const double* in = &ghost_rows_received_[e * kGhostRowWidth];
+      const std::int32_t row = d_.incoming_slot(e);
+      if (in[72] < 0 || d_.constraint[row] >= 0) continue;  // partner's column dropped (Dirichlet)
+      system_.add_block(static_cast<PetscInt>(petsc_row_[row]), static_cast<PetscInt>(in[72]), in);
+      system_.add_block(static_cast<PetscInt>(petsc_row_[row]), static_cast<PetscInt>(petsc_row_[row]), in + 36);
+    }
+  }
   ScopedPhase timer(timers_, Phase::Pairs);
   gradient_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -60,6 +60,13 @@ class Domain {
   void sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t);
   std::vector<double>& pair_contributions() { return contrib_; }
 
+  // Collective: for every pair whose second particle is a ghost, `width` values per_pair[k*width ...] go to
+  // that particle's owner, in a fixed order; received holds them per incoming entry e, whose owned target
+  // particle is incoming_slot(e). (Used for Hessian rows of ghosts: PETSc's own off-process assembly adds in
+  // message-arrival order, which would make results differ between identical runs.)
+  void send_to_owners(std::span<const double> per_pair, int width, std::vector<double>& received);
+  std::int32_t incoming_slot(std::size_t e) const { return halo_.reverse_targets()[e].owned; }
+
   // Collective: ghost slots of a per-particle field (owned values filled in) receive their owners' values.
   void forward(std::vector<double>& field);
   // Per owned particle: how many partners it has among this rank's owned particles and elsewhere

@@ -66,6 +66,7 @@ class ImplicitBdem final : public Method {
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch
+  std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
   double interaction_energy_ = 0;
   long contacts_ = 0;
   int last_iterations_ = 0;
