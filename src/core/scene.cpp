@@ -120,10 +120,12 @@ Obstacle parse_obstacle(const JsonChecker& c) {
 }
 
 BoundaryCondition parse_boundary_condition(const JsonChecker& c) {
-  c.expect_object({"region", "velocity"});
+  c.expect_object({"region", "velocity", "angular_velocity", "center"});
   BoundaryCondition bc;
   read_box(c.object("region", {"min", "max"}), bc.min, bc.max);
   bc.velocity = c.vector3_or("velocity", bc.velocity);
+  bc.angular_velocity = c.vector3_or("angular_velocity", bc.angular_velocity);
+  bc.center = c.vector3_or("center", 0.5 * (bc.min + bc.max));
   return bc;
 }
 

@@ -63,10 +63,13 @@ struct Obstacle {
   double restitution = 1.0;
 };
 
-// Particles whose centre lies in [min, max] at the start move with a prescribed velocity and do not rotate.
+// Particles whose centre lies in [min, max] at the start move rigidly: they translate with `velocity` and
+// spin with `angular_velocity` about `center` (which travels with them). All zero = clamped.
 struct BoundaryCondition {
   Eigen::Vector3d min = Eigen::Vector3d::Zero(), max = Eigen::Vector3d::Zero();
-  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();  // zero = clamped
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
+  Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();  // rad/s, world frame
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();            // at time 0; default: the region's centre
 };
 
 struct TimeControl {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "percussion/geometry/obstacle.hpp"
+#include "percussion/methods/bdem/boundary_motion.hpp"
 #include "percussion/physics/bond_forces.hpp"
 #include "percussion/physics/quaternion.hpp"
 
@@ -98,10 +99,8 @@ void ExplicitBdem::advance() {
   {
     ScopedPhase timer(timers_, Phase::Integrate);
     for (std::size_t i = 0; i < d_.n_owned; ++i) {
-      if (d_.constraint[i] >= 0) {  // driven or clamped: prescribed velocity, no rotation
-        d_.v[i] = scene_.boundary_conditions[d_.constraint[i]].velocity;
-        d_.w[i].setZero();
-        d_.x[i] += h * d_.v[i];
+      if (d_.constraint[i] >= 0) {  // driven or clamped: prescribed rigid motion
+        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], time(), h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
         continue;
       }
       half_kick(i);

@@ -6,6 +6,7 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/geometry/obstacle.hpp"
+#include "percussion/methods/bdem/boundary_motion.hpp"
 #include "percussion/physics/bond_forces.hpp"
 #include "percussion/physics/manifold_bond.hpp"
 #include "percussion/physics/manifold_contact.hpp"
@@ -218,9 +219,11 @@ void ImplicitBdem::advance() {
   {
     ScopedPhase timer(timers_, Phase::Integrate);
     for (std::size_t i = 0; i < n; ++i) {
-      if (d_.constraint[i] >= 0) {
-        d_.v[i] = scene_.boundary_conditions[d_.constraint[i]].velocity;
-        d_.w[i].setZero();
+      if (d_.constraint[i] >= 0) {  // prescribed: its end-of-step state is known; the solve keeps it there
+        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], time(), h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
+        p_hat_[i] = d_.x[i];
+        q_hat_[i] = d_.q[i];
+        continue;
       }
       // x̂ = x_n + h v_n; the quaternion predictor is the chord q_n + h q̇_n (notes 2.2).
       p_hat_[i] = d_.x[i] + h * d_.v[i];
