@@ -68,7 +68,7 @@ int resolve_material(const JsonChecker& c, const std::vector<Material>& material
 
 Generator parse_shape(const JsonChecker& c) {
   Generator g;
-  const std::string type = c.choice("type", {"box", "cylinder", "sphere"}, "shape type");
+  const std::string type = c.choice("type", {"box", "cylinder", "sphere", "woven"}, "shape type");
   if (type == "box") {
     c.expect_object({"type", "min", "max"});
     g.shape = Generator::Shape::Box;
@@ -80,6 +80,16 @@ Generator parse_shape(const JsonChecker& c) {
     g.axis = c.direction_or("axis", g.axis);
     g.radius = c.number("radius", Range::positive());
     g.height = c.number("height", Range::positive());
+  } else if (type == "woven") {
+    c.expect_object({"type", "min", "size", "spacing"});
+    g.shape = Generator::Shape::Woven;
+    g.min = c.vector3("min");
+    const JsonChecker size = c.at("size");
+    const std::vector<JsonChecker> lengths = size.as_array();
+    if (lengths.size() != 2)
+      size.fail("expected an array of 2 numbers, got " + JsonChecker::describe(size.value()));
+    g.size = Eigen::Vector2d(lengths[0].as_number(Range::positive()), lengths[1].as_number(Range::positive()));
+    g.spacing = c.number("spacing", Range::positive());  // >= 4 particle radii, checked when generated
   } else {
     c.expect_object({"type", "center", "radius"});
     g.shape = Generator::Shape::Sphere;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "percussion/core/error.hpp"
+#include "percussion/geometry/woven.hpp"
 
 namespace percussion::geometry {
 
@@ -21,6 +22,7 @@ const char* shape_name(Generator::Shape s) {
     case Generator::Shape::Box: return "box";
     case Generator::Shape::Cylinder: return "cylinder";
     case Generator::Shape::Sphere: return "sphere";
+    case Generator::Shape::Woven: return "woven";
   }
   return "shape";
 }
@@ -78,6 +80,7 @@ std::vector<Eigen::Vector3d> hcp_fill(const Generator& g) {
   }
   std::vector<Eigen::Vector3d> out;
   switch (g.shape) {
+    case Generator::Shape::Woven: return woven_fill(g);  // yarn chains, not a lattice
     case Generator::Shape::Box: {
       walk(g, g.max - g.min, g.min + Eigen::Vector3d::Constant(r), Eigen::Matrix3d::Identity(),
            [](const Eigen::Vector3d&) { return true; }, out);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -220,6 +221,10 @@ TEST(ManifoldBond, ProjectedHessianIsPsdAndKeepsThePositiveSpectrum) {
       if (es.eigenvalues()[0] < -1e-9 * lmax) ++indefinite;
       EXPECT_GE(min_eigenvalue(psd.hessian), -1e-9 * lmax) << "sample " << k;
       EXPECT_LE((psd.hessian - psd.hessian.transpose()).lpNorm<Eigen::Infinity>(), 1e-12 * lmax);
+      // The translation-reduced 9×9 projection used by bond_reduced equals the plain 12×12 one.
+      Hessian12 full = raw.hessian;
+      project_psd<12>(full);
+      EXPECT_LE((psd.hessian - full).lpNorm<Eigen::Infinity>(), 1e-10 * lmax) << "sample " << k;
       for (int a = 0; a < 12; ++a) {
         const double lambda = es.eigenvalues()[a];
         const Reduced12 v = es.eigenvectors().col(a);
@@ -228,6 +233,23 @@ TEST(ManifoldBond, ProjectedHessianIsPsdAndKeepsThePositiveSpectrum) {
     }
   }
   EXPECT_GE(indefinite, 10);  // the states above really exercise the clamp
+}
+
+TEST(ManifoldBond, GenericProjectionClampsAKnownSpectrum) {
+  // Q diag(λ) Qᵀ with a random orthogonal Q becomes Q diag(max(λ, 0)) Qᵀ.
+  Rng rng;
+  for (int n = 0; n < 5; ++n) {
+    Hessian12 M;
+    for (int a = 0; a < 12; ++a) M.col(a) = rng.vector<12>();
+    const Hessian12 Q = Eigen::HouseholderQR<Hessian12>(M).householderQ();
+    Reduced12 lambda;
+    for (int a = 0; a < 12; ++a) lambda[a] = (a % 3 == 0 ? -1.0 : 1.0) * (1.0 + a);
+    Hessian12 H = Q * lambda.asDiagonal() * Q.transpose();
+    H = (0.5 * (H + H.transpose())).eval();
+    const Hessian12 expected = Q * lambda.cwiseMax(0.0).asDiagonal() * Q.transpose();
+    project_psd<12>(H);
+    EXPECT_LE((H - expected).lpNorm<Eigen::Infinity>(), 1e-12 * 12.0);
+  }
 }
 
 TEST(ManifoldBond, ProjectionLeavesAPsdHessianUnchanged) {

@@ -21,16 +21,19 @@ struct Material {
   double shear_modulus() const { return youngs_modulus / (2.0 * (1.0 + poisson_ratio)); }
 };
 
-// Shape filled with hexagonally close-packed spheres of one radius.
+// Shape filled with hexagonally close-packed spheres of one radius, or a woven cloth of sphere chains.
 struct Generator {
-  enum class Shape { Box, Cylinder, Sphere } shape = Shape::Box;
+  enum class Shape { Box, Cylinder, Sphere, Woven } shape = Shape::Box;
   double particle_radius = 0;  // > 0
   // Box: [min, max]. Cylinder: base centre, axis (unit after parsing), radius, height. Sphere: centre, radius.
+  // Woven: min corner, size (x, y), yarn spacing (geometry/woven.hpp).
   Eigen::Vector3d min = Eigen::Vector3d::Zero(), max = Eigen::Vector3d::Zero();
   Eigen::Vector3d center = Eigen::Vector3d::Zero();  // sphere centre / cylinder base centre
   Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();   // cylinder
   double radius = 0;                                 // sphere / cylinder radius
   double height = 0;                                 // cylinder
+  Eigen::Vector2d size = Eigen::Vector2d::Zero();    // woven: extent along x and y, > 0
+  double spacing = 0;                                // woven: requested yarn spacing, > 0
 };
 
 struct Body {

@@ -11,7 +11,7 @@ namespace percussion::geometry {
 // third axis. The first site touches the min faces of the shape's bounding box (centre at min + r). Box and
 // sphere use the world axes; a cylinder uses a frame whose third axis is its own axis, so layers stack along
 // it and the base layer rests on the base. Only spheres lying wholly inside the shape are kept, in the order
-// k (outer), j, i (inner).
+// k (outer), j, i (inner). A woven generator is not a lattice: it is passed on to woven_fill (woven.hpp).
 // Throws InputError("<shape>: ...") when nothing fits; callers prefix "<path>: <json pointer>: ".
 std::vector<Eigen::Vector3d> hcp_fill(const Generator& g);
 

@@ -9,6 +9,7 @@
 // the second term being the bond's share of the S³ curvature (Weingarten) term. The curvature term is
 // linear in the gradient, so per-bond blocks sum exactly to the global Riemannian Hessian; this is what
 // makes per-element PSD projection (IPC-style) possible.
+#include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
@@ -81,6 +82,39 @@ inline void project_psd(Eigen::Matrix<double, N, N>& H) {
   }
 }
 
+// project_psd<12> for a bond block, using that a bond's energy is invariant under a common translation:
+// H c = 0 exactly for c = (a, 0, a, 0) (the position blocks are [[A, −A], [−A, A]] and the mixed ones
+// ±C by construction). In the orthonormal basis S = (rel = (δp_j − δp_i)/√2, y_i, y_j) of the complement,
+// H = S (SᵀHS) Sᵀ, so clamping the 9×9 SᵀHS and mapping back equals clamping H, for ≈ 60% of the
+// eigen-solver's cost. An LDLᵀ factorisation (≈ 0.4 µs) skips the eigen-solver when SᵀHS is already PSD
+// (Sylvester's law of inertia: D >= 0 iff PSD), which is the usual case for bonds in tension.
+inline void project_psd_bond(Hessian12& H) {
+  using Matrix9 = Eigen::Matrix<double, 9, 9>;
+  constexpr double r = 0.70710678118654752440;  // 1/√2
+  Eigen::Matrix<double, 9, 12> StH;
+  StH.topRows<3>() = r * (H.middleRows<3>(6) - H.middleRows<3>(0));
+  StH.middleRows<3>(3) = H.middleRows<3>(3);
+  StH.bottomRows<3>() = H.middleRows<3>(9);
+  Matrix9 A;
+  A.leftCols<3>() = r * (StH.middleCols<3>(6) - StH.middleCols<3>(0));
+  A.middleCols<3>(3) = StH.middleCols<3>(3);
+  A.rightCols<3>() = StH.middleCols<3>(9);
+
+  const Eigen::LDLT<Matrix9> ldlt(A);
+  if (ldlt.info() == Eigen::Success && ldlt.vectorD().minCoeff() >= 0.0) return;
+  const Eigen::SelfAdjointEigenSolver<Matrix9> es(A);
+  const auto& lambda = es.eigenvalues();  // ascending
+  for (int k = 0; k < 9 && lambda[k] < 0.0; ++k) {
+    const Eigen::Matrix<double, 9, 1> v = es.eigenvectors().col(k);
+    Reduced12 w;  // S v
+    w.segment<3>(0) = -r * v.head<3>();
+    w.segment<3>(3) = v.segment<3>(3);
+    w.segment<3>(6) = r * v.head<3>();
+    w.segment<3>(9) = v.tail<3>();
+    H.noalias() -= (lambda[k] * w) * w.transpose();
+  }
+}
+
 // V_stretch + V_shear + V_bendtwist only: what the line search evaluates at every trial state.
 inline double bond_energy(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
                           const quat::Quat& qj, const BondRest& rest) {
@@ -130,7 +164,7 @@ inline BondReduced bond_reduced(const Eigen::Vector3d& pi, const quat::Quat& qi,
   out.hessian = reduce_hessian(H, qi, qj);
   out.hessian.diagonal().segment<3>(3).array() -= qi.dot(gqi);
   out.hessian.diagonal().segment<3>(9).array() -= qj.dot(gqj);
-  if (project_psd) physics::project_psd<12>(out.hessian);
+  if (project_psd) project_psd_bond(out.hessian);
   return out;
 }
 
