@@ -15,9 +15,11 @@
 #include "percussion/core/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
+#include "../support/bdem_test_support.hpp"
 
 using namespace percussion;
 using bdem::ExplicitBdem;
+using namespace percussion::test;
 
 namespace {
 
@@ -39,63 +41,6 @@ Scene scene_from(const std::string& body, const std::string& extra = "", double 
 std::string box_body(double lx, double ly, double lz, const std::string& more = "") {
   return R"({ "material": "m", "particle_radius": 0.016, "shape": { "type": "box", "min": [0, 0, 0], "max": [)" +
          std::to_string(lx) + ", " + std::to_string(ly) + ", " + std::to_string(lz) + "] }" + more + "}";
-}
-
-// Deterministic pseudo-random velocities by global id (same on every rank count).
-void shake(bdem::GlobalModel& g, double amplitude) {
-  for (std::size_t i = 0; i < g.v.size(); ++i)
-    for (int d = 0; d < 3; ++d) {
-      const double u = std::sin(12.9898 * static_cast<double>(i) + 78.233 * d) * 43758.5453;
-      g.v[i][d] = amplitude * (2 * (u - std::floor(u)) - 1);
-      g.w[i][d] = 10 * amplitude * std::cos(3.1 * static_cast<double>(i) + d);
-    }
-}
-
-// Test-only gather of a per-particle field into a global array indexed by id (on every rank).
-template <int N, class V>
-std::vector<double> gather(MPI_Comm comm, std::span<const std::int64_t> ids, std::span<const V> values, std::int64_t n) {
-  std::vector<double> local(static_cast<std::size_t>(n) * N, 0.0), global(local.size());
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    for (int d = 0; d < N; ++d) local[ids[i] * N + d] = values[i][d];
-  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, comm);
-  return global;
-}
-
-std::vector<double> positions(MPI_Comm comm, const ExplicitBdem& m) {
-  return gather<3>(comm, m.owned_ids(), m.owned_positions(), m.global_particles());
-}
-
-std::vector<std::int64_t> broken_bonds(MPI_Comm comm, const ExplicitBdem& m) {
-  std::vector<char> local(m.global_bonds(), 0), global(local.size());
-  for (const auto& b : m.bonds())
-    if (!b.intact) local[b.id] = 1;
-  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_CHAR, MPI_MAX, comm);
-  std::vector<std::int64_t> ids;
-  for (std::size_t k = 0; k < global.size(); ++k)
-    if (global[k]) ids.push_back(static_cast<std::int64_t>(k));
-  return ids;
-}
-
-double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - b[i]));
-    scale = std::max(scale, std::abs(a[i]));
-  }
-  return diff / scale;
-}
-
-std::string shared_temp_dir() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char buf[256] = {};
-  if (rank == 0) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "percussion-test-XXXXXX").string();
-    std::snprintf(buf, sizeof buf, "%s", tmpl.c_str());
-    if (!mkdtemp(buf)) buf[0] = '\0';
-  }
-  MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return buf;
 }
 
 }  // namespace
@@ -215,8 +160,7 @@ TEST(ExplicitBdem, RestartContinuesTheRun) {
   for (int s = 0; s < 300; ++s) same.advance();
   EXPECT_EQ(positions(MPI_COMM_WORLD, same), x_full);  // bit-identical
   EXPECT_EQ(broken_bonds(MPI_COMM_WORLD, same), broken_bonds(MPI_COMM_WORLD, full));
-  EXPECT_EQ(gather<3>(MPI_COMM_WORLD, same.owned_ids(), same.owned_velocities(), same.global_particles()),
-            gather<3>(MPI_COMM_WORLD, full.owned_ids(), full.owned_velocities(), full.global_particles()));
+  EXPECT_EQ(velocities(MPI_COMM_WORLD, same), velocities(MPI_COMM_WORLD, full));
 
   ExplicitBdem one(scene, MPI_COMM_SELF, bdem::model_from_checkpoint(path, MPI_COMM_SELF));
   for (int s = 0; s < 300; ++s) one.advance();

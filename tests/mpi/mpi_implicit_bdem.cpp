@@ -12,9 +12,11 @@
 #include "percussion/core/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
+#include "../support/bdem_test_support.hpp"
 
 using namespace percussion;
 using bdem::ImplicitBdem;
+using namespace percussion::test;
 
 namespace {
 
@@ -31,38 +33,9 @@ Scene block_scene(const std::string& extra, double strength = 1e12) {
   return parse_scene_text(text, "implicit-test.json");
 }
 
-void shake(bdem::GlobalModel& g, double amplitude) {
-  for (std::size_t i = 0; i < g.v.size(); ++i)
-    for (int d = 0; d < 3; ++d) {
-      const double u = std::sin(12.9898 * static_cast<double>(i) + 78.233 * d) * 43758.5453;
-      g.v[i][d] = amplitude * (2 * (u - std::floor(u)) - 1);
-      g.w[i][d] = 10 * amplitude * std::cos(3.1 * static_cast<double>(i) + d);
-    }
-}
 
-std::vector<double> positions(MPI_Comm comm, const ImplicitBdem& m) {
-  std::vector<double> local(3 * m.global_particles(), 0.0), global(local.size());
-  for (std::size_t i = 0; i < m.owned_ids().size(); ++i)
-    for (int d = 0; d < 3; ++d) local[3 * m.owned_ids()[i] + d] = m.owned_positions()[i][d];
-  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, comm);
-  return global;
-}
 
-double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - b[i]));
-    scale = std::max(scale, std::abs(a[i]));
-  }
-  return diff / scale;
-}
 
-double max_unit_error(MPI_Comm comm, const ImplicitBdem& m) {
-  double local = 0, global = 0;
-  for (const auto& q : m.owned_quaternions()) local = std::max(local, std::abs(q.norm() - 1.0));
-  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return global;
-}
 
 const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
@@ -116,13 +89,7 @@ TEST(ImplicitBdem, RestartContinuesTheRun) {
   const Scene scene = block_scene(kCantilever);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char buf[256] = {};
-  if (rank == 0) {
-    std::snprintf(buf, sizeof buf, "%s", (std::filesystem::temp_directory_path() / "percussion-implicit-XXXXXX").c_str());
-    if (!mkdtemp(buf)) buf[0] = '\0';
-  }
-  MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
-  const std::string dir = buf, path = dir + "/half.h5";
+  const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
   ASSERT_FALSE(dir.empty());
 
   ImplicitBdem full(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));

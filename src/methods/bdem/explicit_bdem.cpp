@@ -11,7 +11,7 @@
 namespace percussion::bdem {
 
 ExplicitBdem::ExplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
-    : scene_(scene), d_(scene_, comm, model, timers_), dt_(model.time_step), step_(model.step) {
+    : BdemMethod(scene, comm, model) {
   compute_forces();
   // A checkpoint carries the forces the next half-kick needs: contact damping saw the half-step velocity when
   // they were computed, so recomputing them from the stored full-step velocity would not continue bit-identically.

@@ -26,11 +26,7 @@ constexpr int kMaxBacktracks = 40;
 }  // namespace
 
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
-    : scene_(scene),
-      d_(scene_, comm, model, timers_),
-      system_(comm, "bdem_", 6),
-      dt_(model.time_step),
-      step_(model.step) {
+    : BdemMethod(scene, comm, model), system_(comm, "bdem_", 6) {
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
 }
 

@@ -12,35 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "percussion/methods/bdem/domain.hpp"
-#include "percussion/methods/method.hpp"
+#include "percussion/methods/bdem/bdem_method.hpp"
 #include "percussion/solvers/block_system.hpp"
 
 namespace percussion::bdem {
 
-class ImplicitBdem final : public Method {
+class ImplicitBdem final : public BdemMethod {
  public:
   ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model);
 
-  long step() const override { return step_; }
-  double time() const override { return static_cast<double>(step_) * dt_; }
-  double time_step() const override { return dt_; }
-  std::int64_t global_particles() const override { return d_.n_global; }
-  std::int64_t global_bonds() const override { return d_.bonds_global; }
-  std::int64_t local_particles() const override { return static_cast<std::int64_t>(d_.n_owned); }
   void advance() override;
   Observables observables() override;
-  void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
   void write_checkpoint(const std::string& path) override;
-  PhaseTimers& timers() override { return timers_; }
   std::map<std::string, double> counters() const override;
-
-  std::span<const std::int64_t> owned_ids() const { return {d_.gid.data(), d_.n_owned}; }
-  std::span<const Eigen::Vector3d> owned_positions() const { return {d_.x.data(), d_.n_owned}; }
-  std::span<const Eigen::Vector4d> owned_quaternions() const { return {d_.q.data(), d_.n_owned}; }
-  const std::vector<Bond>& bonds() const { return d_.bonds; }
-  // Φ at the current iterate and the given predictor: exposed for tests of the step's optimality.
-  int last_iterations() const { return last_iterations_; }
+  int last_iterations() const { return last_iterations_; }  // optimiser iterations of the last step
 
  private:
   enum class Want { Energy, Gradient, Hessian };
@@ -52,12 +37,7 @@ class ImplicitBdem final : public Method {
   void apply_friction();
   void break_bonds();
 
-  Scene scene_;
-  PhaseTimers timers_;
-  Domain d_;
   solvers::BlockSystem system_;
-  double dt_ = 0;
-  long step_ = 0;
   double contact_k_ = 0;
   long pattern_of_rebuild_ = -1;
   std::vector<double> petsc_row_;                    // per local particle (owned + ghost), as doubles for the halo
