@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <new>
 #include <random>
@@ -182,44 +181,20 @@ TEST(CellList, EdgeCases) {
   EXPECT_THROW(cells.build(two, -1.0), std::invalid_argument);
 }
 
-TEST(CellList, TwentyThousandHcpPointsInAFewMilliseconds) {
-  // Best-of-reps wall time of build + pair enumeration for an HCP box of the given size (r = 1).
-  auto measure = [](const Eigen::Vector3d& size, int reps, std::size_t& n, long& pairs) {
-    percussion::Generator g;
-    g.particle_radius = 1.0;
-    g.max = size;
-    const auto p = percussion::geometry::hcp_fill(g);
-    n = p.size();
-    CellList cells;
-    const double cutoff = 2.0 * 1.02;
-    double best = 1e9;
-    for (int rep = 0; rep < reps; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      cells.build(p, cutoff);
-      pairs = 0;
-      cells.for_each_pair(cutoff, [&](std::size_t, std::size_t, double) { ++pairs; });
-      const auto t1 = std::chrono::steady_clock::now();
-      best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
-    }
-    return best;
-  };
-  std::size_t n_big = 0, n_small = 0;
-  long pairs_big = 0, pairs_small = 0;
-  const double t_big = measure(Eigen::Vector3d(56.0, 48.0, 46.0), 7, n_big, pairs_big);
-  const double t_small = measure(Eigen::Vector3d(28.0, 24.0, 23.0), 40, n_small, pairs_small);
-  ASSERT_GT(n_big, 18000u);
-  ASSERT_LT(n_big, 24000u);
-  RecordProperty("points", static_cast<int>(n_big));
-  RecordProperty("build_and_pairs_ms", std::to_string(t_big));
-  std::printf("[ perf ] %zu HCP points: build + %ld pairs in %.3f ms; %zu points in %.3f ms (ratio %.1f)\n", n_big,
-              pairs_big, t_big, n_small, t_small, t_big / t_small);
+TEST(CellList, TwentyThousandHcpPointsGiveTheHcpPairCount) {
+  // Speed is measured in scripts/bench/, not here; this checks the large case is complete.
+  percussion::Generator g;
+  g.particle_radius = 1.0;
+  g.max = Eigen::Vector3d(56.0, 48.0, 46.0);
+  const auto p = percussion::geometry::hcp_fill(g);
+  ASSERT_GT(p.size(), 18000u);
+  ASSERT_LT(p.size(), 24000u);
+  CellList cells;
+  const double cutoff = 2.0 * 1.02;
+  cells.build(p, cutoff);
+  long pairs = 0;
+  cells.for_each_pair(cutoff, [&](std::size_t, std::size_t, double) { ++pairs; });
   // HCP: 6 bonds per particle minus the surface deficit.
-  EXPECT_GT(pairs_big, static_cast<long>(5 * n_big));
-  EXPECT_LT(pairs_big, static_cast<long>(6 * n_big));
-  // Linear cost: about 8× the points must cost well under the 64× an O(n²) search would.
-  const double size_ratio = static_cast<double>(n_big) / static_cast<double>(n_small);
-  EXPECT_LT(t_big / t_small, 2.5 * size_ratio);
-#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LT(t_big, 25.0);  // optimised builds only; typically ~2 ms
-#endif
+  EXPECT_GT(pairs, static_cast<long>(5 * p.size()));
+  EXPECT_LT(pairs, static_cast<long>(6 * p.size()));
 }

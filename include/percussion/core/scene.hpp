@@ -87,7 +87,9 @@ struct ImplicitControl {
   double tolerance = 1e-6;           // converged when every particle's scaled residual (step / radius) is below
   int max_iterations = 100;          // optimiser iterations per time step, >= 1
   double step_factor = 20;           // time step = step_factor x critical step when time.step is absent, > 0
-  bool project_psd = true;           // per-element eigenvalue clamp of the Hessian (notes 2.9)
+  // Bond Hessian in the Newton matrix: "projected" (exact, per-bond eigenvalue clamp, notes 2.9), "exact"
+  // (no clamp: CG may meet negative curvature) or "gauss_newton" (PSD by construction, cheaper).
+  std::string hessian = "projected";
 };
 
 struct OutputControl {

@@ -50,7 +50,7 @@ double ImplicitBdem::evaluate(Want want) {
   const double h = dt_;
   pair_energy_.resize(np);
   particle_energy_.resize(n);
-  const bool psd = scene_.implicit.project_psd;
+  const bool psd = scene_.implicit.hessian == "projected";
   std::vector<double>& c = d_.pair_contributions();
   {
     ScopedPhase timer(timers_, Phase::Pairs);
