@@ -48,10 +48,9 @@ double spacing_for(double r, int n) {
   return 0.5 * (lo + hi);
 }
 
-// Crossings that fit in one direction: centres from r to length - r.
-long crossings(double length, double r, double s) {
-  return static_cast<long>(std::floor((length - 2.0 * r) / s * (1.0 + 1e-12))) + 1;
-}
+// Crossings that fit in one direction (centres from r to length - r), as a double so that huge counts can be
+// rejected before they are converted.
+double crossings(double length, double r, double s) { return std::floor((length - 2.0 * r) / s * (1.0 + 1e-12)) + 1; }
 
 std::string fmt(double v) { return JsonChecker::format_number(v); }
 
@@ -60,9 +59,9 @@ std::string fmt(double v) { return JsonChecker::format_number(v); }
 WovenLayout woven_layout(const Generator& g) {
   const double r = g.particle_radius;
   if (!(r > 0.0) || !std::isfinite(r)) throw InputError("woven: particle_radius must be a positive finite number");
-  if (!(g.spacing >= 4.0 * r))
-    throw InputError("woven: spacing must be at least 4 particle radii (" + fmt(4.0 * r) + "), got " +
-                     fmt(g.spacing));
+  if (!(g.spacing >= 4.0 * r) || !(g.spacing <= 1000.0 * r))
+    throw InputError("woven: spacing must be between 4 and 1000 particle radii (" + fmt(4.0 * r) + " and " +
+                     fmt(1000.0 * r) + "), got " + fmt(g.spacing));
   // The realisable spacings lie one per interval (2r(n-1), 2rn); the nearest to the request is among three.
   WovenLayout w;
   const int n0 = static_cast<int>(std::floor(g.spacing / (2.0 * r)));
@@ -73,13 +72,14 @@ WovenLayout woven_layout(const Generator& g) {
       w.steps = n;
     }
   }
-  w.weft = crossings(g.size.x(), r, w.spacing);
-  w.warp = crossings(g.size.y(), r, w.spacing);
-  if (w.weft < 2 || w.warp < 2)
+  const double weft = crossings(g.size.x(), r, w.spacing), warp = crossings(g.size.y(), r, w.spacing);
+  if (!(weft >= 2 && warp >= 2))
     throw InputError("woven: size must hold at least two yarns each way (spacing " + fmt(w.spacing) +
                      " + 2 particle radii), got [" + fmt(g.size.x()) + ", " + fmt(g.size.y()) + "]");
-  if (static_cast<double>(w.warp) * w.weft * (w.steps + 1) * 2.0 > 2147483647.0)
+  if (warp * weft * (w.steps + 1) * 2.0 > 2147483647.0)
     throw InputError("woven: too many particles (more than 2^31); use a larger spacing or a smaller size");
+  w.weft = static_cast<long>(weft);
+  w.warp = static_cast<long>(warp);
   w.half_wave.reserve(w.steps + 1);
   double x = 0.0;
   for (int k = 0; k < w.steps; ++k) {

@@ -205,6 +205,29 @@ TEST(ManifoldBond, CurvatureTermIsNeeded) {
   EXPECT_LT(ratio, 140.0);
 }
 
+TEST(ManifoldBond, HessianAlongRigidRotationsIsTheCentripetalForceTerm) {
+  // V is invariant under rigid rotations, whose orbits are geodesics for q but circles for p; the
+  // straight-line retraction of p leaves eᵀHe = |ω|²(g·Δ) − (g·ω)(ω·Δ), g = ∇_{p_j}V, Δ = p_j − p_i.
+  // It is negative for some ω whenever g is not parallel to Δ in tension, so bond blocks are indefinite.
+  Rng rng;
+  for (const BondModel& model : models()) {
+    for (int k = 0; k < 6; ++k) {
+      const State s = rng.deformed(model, 0.8, -0.1, 0.1, k % 2 == 1);
+      const BondReduced r = reduced_of(s, false);
+      const Vector3d g = r.gradient.segment<3>(6), delta = s.pj - s.pi;
+      for (int n = 0; n < 3; ++n) {
+        const Vector3d w = rng.vec();
+        Reduced12 e;  // rotation rate ω about p_i: δp = ω × (p − p_i), y = ½ R(q)ᵀ ω (body half-angle)
+        e << Vector3d::Zero(), 0.5 * quat::rotate(quat::conj(s.qi), w), w.cross(delta),
+            0.5 * quat::rotate(quat::conj(s.qj), w);
+        const double expected = w.squaredNorm() * g.dot(delta) - g.dot(w) * w.dot(delta);
+        EXPECT_NEAR(e.dot(r.hessian * e), expected, 1e-10 * r.hessian.norm() * e.squaredNorm()) << "sample " << k;
+        EXPECT_NEAR(r.gradient.dot(e), 0.0, 1e-12 * r.gradient.norm() * e.norm());  // invariance, first order
+      }
+    }
+  }
+}
+
 TEST(ManifoldBond, ProjectedHessianIsPsdAndKeepsThePositiveSpectrum) {
   // Compressed, strongly rotated bonds give indefinite blocks; the projection must be V max(Λ,0) Vᵀ.
   Rng rng;

@@ -260,7 +260,7 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/materials/0/name", "", "/materials/0/name: must not be empty"},
       {"/materials", json::array(), "t.json: /materials: must have at least 1 element, got 0"},
       {"/bodies/0/shape/type", "cone",
-       "/bodies/0/shape/type: unknown shape type 'cone' (expected one of: box, cylinder, sphere)"},
+       "/bodies/0/shape/type: unknown shape type 'cone' (expected one of: box, cylinder, sphere, woven)"},
       {"/obstacles/0/type", "sphere",
        "/obstacles/0/type: unknown obstacle type 'sphere' (expected one of: plane, box)"},
       {"/method", "fem", "t.json: /method: unknown method 'fem' (expected one of: bdem)"},

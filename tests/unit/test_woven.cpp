@@ -163,6 +163,8 @@ TEST(Woven, HcpFillDispatchesToTheWeave) {
 
 TEST(Woven, RejectsTooTightSpacingAndTooSmallCloth) {
   EXPECT_THROW(woven_layout(woven(Eigen::Vector3d::Zero(), 1.0, 1.0, 3.9 * kR)), InputError);
+  EXPECT_THROW(woven_layout(woven(Eigen::Vector3d::Zero(), 1.0, 1.0, 1001.0 * kR)), InputError);
+  EXPECT_THROW(woven_layout(woven(Eigen::Vector3d::Zero(), 1e30, 1e30, 8.0 * kR)), InputError);  // 2^31 cap
   const double s = woven_layout(woven(Eigen::Vector3d::Zero(), 1.0, 1.0, 8.0 * kR)).spacing;
   // Two yarns need s + 2r; just below that only one fits.
   EXPECT_THROW(woven_layout(woven(Eigen::Vector3d::Zero(), s + 1.9 * kR, 1.0, 8.0 * kR)), InputError);

@@ -31,7 +31,8 @@ struct WovenLayout {
   long particles() const { return warp * ((weft - 1) * steps + 1) + weft * ((warp - 1) * steps + 1); }
 };
 
-// Throws InputError("woven: ...") when spacing < 4r, fewer than two yarns fit either way, or r is invalid.
+// Throws InputError("woven: ...") when spacing is outside [4r, 1000r], fewer than two yarns fit either way, more
+// than 2^31 particles would result, or r is invalid.
 WovenLayout woven_layout(const Generator& g);
 
 // Sphere centres: the warp yarns (j = 0.., x increasing), then the weft yarns (i = 0.., y increasing).

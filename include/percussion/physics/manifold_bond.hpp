@@ -8,8 +8,8 @@
 //   Hessian  = 𝒢 ∇²V 𝒢ᵀ − diag(0, (q_i·∇_{q_i}V) I3, 0, (q_j·∇_{q_j}V) I3),
 // the second term being the bond's share of the S³ curvature (Weingarten) term. The curvature term is
 // linear in the gradient, so per-bond blocks sum exactly to the global Riemannian Hessian; this is what
-// makes per-element PSD projection (IPC-style) possible.
-#include <Eigen/Cholesky>
+// makes per-element PSD projection (IPC-style) possible. Expect every loaded bond block to be indefinite
+// (see project_psd_bond), with negative eigenvalues of order |force|·L, small next to k_n L².
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
@@ -86,8 +86,9 @@ inline void project_psd(Eigen::Matrix<double, N, N>& H) {
 // H c = 0 exactly for c = (a, 0, a, 0) (the position blocks are [[A, −A], [−A, A]] and the mixed ones
 // ±C by construction). In the orthonormal basis S = (rel = (δp_j − δp_i)/√2, y_i, y_j) of the complement,
 // H = S (SᵀHS) Sᵀ, so clamping the 9×9 SᵀHS and mapping back equals clamping H, for ≈ 60% of the
-// eigen-solver's cost. An LDLᵀ factorisation (≈ 0.4 µs) skips the eigen-solver when SᵀHS is already PSD
-// (Sylvester's law of inertia: D >= 0 iff PSD), which is the usual case for bonds in tension.
+// eigen-solver's cost. (No cheap "already PSD?" pre-test: along rigid rotations the Hessian equals
+// |ω|²(g·Δ) − (g·ω)(ω·Δ), g = ∇_{p_j}V, Δ = p_j − p_i, which is negative for some ω unless g ∥ Δ in
+// tension, so every sheared or compressed bond block is indefinite.)
 inline void project_psd_bond(Hessian12& H) {
   using Matrix9 = Eigen::Matrix<double, 9, 9>;
   constexpr double r = 0.70710678118654752440;  // 1/√2
@@ -100,8 +101,6 @@ inline void project_psd_bond(Hessian12& H) {
   A.middleCols<3>(3) = StH.middleCols<3>(3);
   A.rightCols<3>() = StH.middleCols<3>(9);
 
-  const Eigen::LDLT<Matrix9> ldlt(A);
-  if (ldlt.info() == Eigen::Success && ldlt.vectorD().minCoeff() >= 0.0) return;
   const Eigen::SelfAdjointEigenSolver<Matrix9> es(A);
   const auto& lambda = es.eigenvalues();  // ascending
   for (int k = 0; k < 9 && lambda[k] < 0.0; ++k) {
@@ -129,41 +128,61 @@ inline double bond_energy(const Eigen::Vector3d& pi, const quat::Quat& qi, const
   return 0.5 * (rest.kn * stretch * stretch + rest.kt * u.squaredNorm() + t.dot(bendtwist::stiffness_times(t, rest)));
 }
 
-// Energy, reduced gradient and reduced Hessian of one bond. With project_psd the Hessian's negative
-// eigenvalues are clamped to zero (notes §2.9), so the assembled Newton matrix stays PSD.
-inline BondReduced bond_reduced(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
-                                const quat::Quat& qj, const BondRest& rest, bool project_psd) {
-  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
-  const Eigen::Vector4d qjs = sign * qj;  // q_j in q_i's hemisphere
+namespace detail {
+// The state pieces that the exact and the Gauss–Newton Hessians reuse after the gradient.
+struct BondFirstOrder {
+  double sign;               // +1, or −1 when q_j is flipped into q_i's hemisphere
+  Eigen::Vector4d qjs;       // sign · q_j
+  Eigen::Vector3d d;         // (p_j − p_i)/L
+  double inv_L;
+  Eigen::Vector3d t;         // bend/twist rotation vector
+  Eigen::Vector4d gqi, gqj;  // Euclidean ∇_{q_i}V and ∇_{q_j}V (w.r.t. the stored q_j)
+};
+
+// Energy and reduced gradient of one bond into out.energy, out.gradient; shared by bond_reduced and
+// bond_reduced_gauss_newton so both see bit-identical first-order terms.
+inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat::Quat& qi,
+                                           const Eigen::Vector3d& pj, const quat::Quat& qj, const BondRest& rest,
+                                           BondReduced& out) {
+  BondFirstOrder f;
+  f.sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+  f.qjs = f.sign * qj;  // q_j in q_i's hemisphere
 
   // Energy and Euclidean gradient, fused as in bond_forces.hpp (shared d, L, t).
   const Eigen::Vector3d delta = pj - pi;
   const double L = delta.norm();
-  const double inv_L = 1.0 / L;
-  const Eigen::Vector3d d = delta * inv_L;
+  f.inv_L = 1.0 / L;
+  f.d = delta * f.inv_L;
   const double stretch = L - rest.l0;
   const double fn = rest.kn * stretch;
-  const shear::Terms<double> sh = shear::terms_core<double>(d, inv_L, qi + qjs, rest);
-  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
-  const Eigen::Vector3d Kt = bendtwist::stiffness_times(t, rest);
+  const shear::Terms<double> sh = shear::terms_core<double>(f.d, f.inv_L, qi + f.qjs, rest);
+  f.t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(f.qjs, qi));
+  const Eigen::Vector3d Kt = bendtwist::stiffness_times(f.t, rest);
   const Eigen::Vector3d c = rest.bend_scale * (rest.R0.transpose() * Kt);
-  const Eigen::Vector3d gpj = fn * d + sh.g_pj;
-  const Eigen::Vector4d gqi = sh.g_n + bendtwist::gl_transpose_times(qjs, c);
-  const Eigen::Vector4d gqj = sign * (sh.g_n - bendtwist::gl_transpose_times(qi, c));  // w.r.t. stored q_j
+  const Eigen::Vector3d gpj = fn * f.d + sh.g_pj;
+  f.gqi = sh.g_n + bendtwist::gl_transpose_times(f.qjs, c);
+  f.gqj = f.sign * (sh.g_n - bendtwist::gl_transpose_times(qi, c));  // w.r.t. stored q_j
 
-  BondReduced out;
-  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(Kt);
-  const Eigen::Matrix<double, 3, 4> Gi = quat::Gl(qi), Gj = quat::Gl(qj);
+  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * f.t.dot(Kt);
   out.gradient.segment<3>(0) = -gpj;
-  out.gradient.segment<3>(3) = Gi * gqi;
+  out.gradient.segment<3>(3) = quat::Gl(qi) * f.gqi;
   out.gradient.segment<3>(6) = gpj;
-  out.gradient.segment<3>(9) = Gj * gqj;
+  out.gradient.segment<3>(9) = quat::Gl(qj) * f.gqj;
+  return f;
+}
+}  // namespace detail
 
+// Energy, reduced gradient and reduced Hessian of one bond. With project_psd the Hessian's negative
+// eigenvalues are clamped to zero (notes §2.9, project_psd_bond), so the assembled Newton matrix stays PSD.
+inline BondReduced bond_reduced(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                const quat::Quat& qj, const BondRest& rest, bool project_psd) {
+  BondReduced out;
+  const detail::BondFirstOrder f = detail::bond_energy_gradient(pi, qi, pj, qj, rest, out);
   const BondDofs x = pack_bond(pi, qi, pj, qj);
   const BondHessian H = stretch::hessian(x, rest) + shear::hessian(x, rest) + bendtwist::hessian(x, rest);
   out.hessian = reduce_hessian(H, qi, qj);
-  out.hessian.diagonal().segment<3>(3).array() -= qi.dot(gqi);
-  out.hessian.diagonal().segment<3>(9).array() -= qj.dot(gqj);
+  out.hessian.diagonal().segment<3>(3).array() -= qi.dot(f.gqi);
+  out.hessian.diagonal().segment<3>(9).array() -= qj.dot(f.gqj);
   if (project_psd) project_psd_bond(out.hessian);
   return out;
 }

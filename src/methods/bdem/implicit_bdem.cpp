@@ -9,6 +9,7 @@
 #include "percussion/methods/bdem/boundary_motion.hpp"
 #include "percussion/physics/bond_forces.hpp"
 #include "percussion/physics/manifold_bond.hpp"
+#include "percussion/physics/manifold_bond_gn.hpp"
 #include "percussion/physics/manifold_contact.hpp"
 #include "percussion/physics/manifold_inertia.hpp"
 #include "percussion/physics/quaternion.hpp"
@@ -51,6 +52,7 @@ double ImplicitBdem::evaluate(Want want) {
   pair_energy_.resize(np);
   particle_energy_.resize(n);
   const bool psd = scene_.implicit.hessian == "projected";
+  const bool gauss_newton = scene_.implicit.hessian == "gauss_newton";
   std::vector<double>& c = d_.pair_contributions();
   {
     ScopedPhase timer(timers_, Phase::Pairs);
@@ -83,7 +85,9 @@ double ImplicitBdem::evaluate(Want want) {
           pair_energy_[k] = physics::bond_energy(x[p.a], q[p.a], x[p.b], q[p.b], rest);
           continue;
         }
-        const physics::BondReduced br = physics::bond_reduced(x[p.a], q[p.a], x[p.b], q[p.b], rest, psd);
+        const physics::BondReduced br =
+            gauss_newton ? physics::bond_reduced_gauss_newton(x[p.a], q[p.a], x[p.b], q[p.b], rest)
+                         : physics::bond_reduced(x[p.a], q[p.a], x[p.b], q[p.b], rest, psd);
         pair_energy_[k] = br.energy;
         std::copy_n(br.gradient.data(), 12, g);
         if (want == Want::Hessian) {
@@ -278,13 +282,14 @@ void ImplicitBdem::advance() {
       for (std::size_t i = 0; i < n; ++i) local[0] += gradient_[i].dot(direction_[i]);
       MPI_Allreduce(&local[0], &global[0], 1, MPI_DOUBLE, MPI_SUM, d_.comm);
     }
-    // Armijo backtracking along geodesics, every decision collective; a step never moves a particle more
-    // than half the skin, so the pair lists stay valid within it (notes §3, step-length cap).
+    // Armijo backtracking along geodesics, every decision collective. A step moves no particle more than one
+    // radius (notes §3 step-length cap); contacts it reaches beyond the Verlet lists enter at the rebuild that
+    // follows the accepted step, before the next Newton iteration.
     p_base_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
     q_base_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
     pair_energy_base_ = pair_energy_;
     particle_energy_base_ = particle_energy_;
-    double alpha = global[1] > 0 ? std::min(1.0, 0.5 * d_.skin / global[1]) : 1.0;
+    double alpha = global[1] > 0 ? std::min(1.0, d_.r_max / global[1]) : 1.0;
     bool accepted = false;
     {
       ScopedPhase timer(timers_, Phase::LineSearch);

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Implicit vs explicit bonded DEM on the small paper scenes (notes 001 §6, tests T6 and T9): every
+# inputs/bdem/*_small.json runs once with each integrator on 1 rank. Prints the time steps, wall seconds per
+# simulated frame, the speed-up, Newton and Krylov iteration counts, broken bonds, and whether the fracture
+# matched; then compares the "gradient" and "newton" optimisers on beam_drape_small.
+# Usage: scripts/bench/implicit_vs_explicit.sh [SCENE.json ...]     (default: inputs/bdem/*_small.json)
+# Environment: BUILD_DIR (default build) is configured and built first unless PERCUSSION_BENCH_NO_BUILD=1;
+# KEEP=1 keeps the run directories (they are printed either way).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=scripts/setup.sh
+source "$root/scripts/setup.sh"
+cd "$root"
+
+build_dir="${BUILD_DIR:-build}"
+percussion="$build_dir/percussion"
+python="$(percussion_python)"
+work="$(mktemp -d /tmp/percussion-implicit-bench.XXXXXX)"
+if [[ "${KEEP:-0}" != 1 ]]; then
+  trap 'rm -rf "$work"' EXIT
+fi
+
+echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadavg)"
+
+if [[ "${PERCUSSION_BENCH_NO_BUILD:-0}" != 1 ]]; then
+  echo "bench: building Release in $build_dir/ (log: $work/build.log)" >&2
+  if ! percussion_build "$build_dir" Release >"$work/build.log" 2>&1; then
+    echo "bench: the build failed; last lines of $work/build.log:" >&2
+    tail -n 40 "$work/build.log" >&2
+    trap - EXIT
+    exit 1
+  fi
+fi
+if [[ ! -x "$percussion" ]]; then
+  echo "bench: $percussion not found or not executable (set BUILD_DIR, or drop PERCUSSION_BENCH_NO_BUILD)" >&2
+  exit 1
+fi
+
+if (( $# > 0 )); then
+  scenes=("$@")
+else
+  shopt -s nullglob
+  scenes=(inputs/bdem/*_small.json)
+  shopt -u nullglob
+fi
+if (( ${#scenes[@]} == 0 )); then
+  echo "bench: no scenes (inputs/bdem/*_small.json matched nothing)" >&2
+  exit 1
+fi
+for scene in "${scenes[@]}"; do
+  if [[ ! -f "$scene" ]]; then
+    echo "bench: scene $scene does not exist" >&2
+    exit 2
+  fi
+done
+
+# variant SCENE OUT.json INTEGRATOR [OPTIMIZER]: a copy of SCENE with "integrator" (and implicit.optimizer) set.
+# The explicit copy drops a fixed time.step above the critical step T (a one-step-per-frame scene such as
+# beam_drape_small), so it runs at its own stable step, time.step_factor x T.
+variant() {
+  "$python" - "$@" <<'EOF'
+import json, math, sys
+src, dst, integrator = sys.argv[1:4]
+optimizer = sys.argv[4] if len(sys.argv) > 4 else None
+with open(src) as f:
+    scene = json.load(f)
+scene["integrator"] = integrator
+if optimizer:
+    scene.setdefault("implicit", {})["optimizer"] = optimizer
+materials = scene["materials"]
+def material(ref):
+    return materials[ref] if isinstance(ref, int) else next(m for m in materials if m["name"] == ref)
+critical = min(b["particle_radius"] * math.sqrt(2 * material(b["material"])["density"] /
+                                                (3 * material(b["material"])["youngs_modulus"]))
+               for b in scene["bodies"])
+step = scene["time"].get("step")
+if integrator == "explicit" and step is not None and step > critical:
+    del scene["time"]["step"]
+    print(f"bench: {src}: explicit copy drops time.step = {step:g} s (> critical step {critical:.3g} s)",
+          file=sys.stderr)
+with open(dst, "w") as f:
+    json.dump(scene, f, indent=1)
+EOF
+}
+
+# run NAME JSON: one run on 1 rank into $work/NAME; on failure, show the log and stop with its exit code.
+run() {
+  local name="$1" json="$2" status=0
+  echo "bench: $name" >&2
+  percussion_mpirun -np 1 "$percussion" run "$json" --out "$work/$name" --overwrite >"$work/$name.log" 2>&1 ||
+    status=$?
+  if (( status != 0 )); then
+    echo "bench: percussion failed on $json with exit code $status; last lines of $work/$name.log:" >&2
+    tail -n 30 "$work/$name.log" >&2
+    trap - EXIT
+    exit "$status"
+  fi
+}
+
+stems=()
+for scene in "${scenes[@]}"; do
+  stem="$(basename "$scene" .json)"
+  stems+=("$stem")
+  for integrator in explicit implicit; do
+    variant "$scene" "$work/$stem.$integrator.json" "$integrator"
+    run "$stem.$integrator" "$work/$stem.$integrator.json"
+  done
+done
+
+drape=inputs/bdem/beam_drape_small.json
+optimizers=()
+if [[ -f "$drape" ]]; then
+  for optimizer in gradient newton; do
+    variant "$drape" "$work/drape.$optimizer.json" implicit "$optimizer"
+    run "drape.$optimizer" "$work/drape.$optimizer.json"
+  done
+  optimizers=(gradient newton)
+fi
+
+"$python" - "$work" "${#optimizers[@]}" "${stems[@]}" <<'EOF'
+import json, os, sys
+import h5py
+
+work, n_opt, stems = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+
+def load(name):
+    with open(os.path.join(work, name, "summary.json")) as f:
+        summary = json.load(f)
+    with open(os.path.join(work, name + ".json")) as f:
+        scene = json.load(f)
+    return summary, scene
+
+def loop_seconds(summary):
+    # wall of the time loop: the whole run minus the set-up phase (generation, partition, bonding)
+    return summary["wall_seconds"] - summary["phases"].get("setup", {}).get("max", 0.0)
+
+def seconds_per_frame(summary, scene):
+    frames = summary["simulated_time"] / scene["output"]["frame_interval"]
+    return loop_seconds(summary) / frames if frames > 0 else float("nan")
+
+def fracture(name, frame_interval):
+    """(bonds intact at the start, intact at the end, first-fracture frame or None), bonds as sorted id pairs."""
+    with open_h5(name) as f:
+        frames = sorted(f["frames"].keys())
+        def bonds(key):
+            return {tuple(sorted(map(int, b))) for b in f["frames"][key]["bonds"][:]}
+        first, last = bonds(frames[0]), bonds(frames[-1])
+        broken = f["observables"]["bonds_broken"][:]
+        time = f["observables"]["time"][:]
+        hits = [t for t, b in zip(time, broken) if b > 0]
+        onset = round(hits[0] / frame_interval) if hits else None
+    return first, last, onset
+
+def open_h5(name):
+    return h5py.File(os.path.join(work, name, "trajectory.h5"), "r")
+
+rows = []
+for stem in stems:
+    ex, ex_scene = load(stem + ".explicit")
+    im, im_scene = load(stem + ".implicit")
+    interval = ex_scene["output"]["frame_interval"]
+    first_e, last_e, onset_e = fracture(stem + ".explicit", interval)
+    first_i, last_i, onset_i = fracture(stem + ".implicit", interval)
+    if first_e != first_i:
+        sys.exit(f"bench: {stem}: the explicit and implicit runs start from different bonds")
+    broken_e, broken_i = first_e - last_e, first_i - last_i
+    union = broken_e | broken_i
+    overlap = len(broken_e & broken_i) / len(union) if union else 1.0
+    if onset_e is None and onset_i is None:
+        onset_ok, onset_text = True, "-/-"
+    elif onset_e is None or onset_i is None:
+        onset_ok, onset_text = False, f"{onset_e if onset_e is not None else '-'}/{onset_i if onset_i is not None else '-'}"
+    else:
+        onset_ok, onset_text = abs(onset_e - onset_i) <= 2, f"{onset_e}/{onset_i}"
+    spf_e, spf_i = seconds_per_frame(ex, ex_scene), seconds_per_frame(im, im_scene)
+    c = im.get("counters", {})
+    rows.append((stem, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
+                 c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
+                 len(broken_e), len(broken_i), overlap, onset_text,
+                 "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0))))
+
+print()
+print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), 1 rank each.")
+print("overlap = |broken_expl ∩ broken_impl| / |broken_expl ∪ broken_impl| (intact bonds of the last frames);")
+print("onset = frame of the first broken bond, explicit/implicit; fracture matches when overlap >= 95% and")
+print("the onsets are within 2 frames.")
+print()
+header = (f"{'scene':<22} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/frame e':>10} {'s/frame i':>10} "
+          f"{'speed-up':>8} {'Newton/step':>11} {'Krylov/Newton':>13} {'broken e':>8} {'broken i':>8} "
+          f"{'overlap':>7} {'onset':>7} {'match':>5}")
+print(header)
+print("-" * len(header))
+for (stem, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, onset, match, unconverged) in rows:
+    print(f"{stem:<22} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
+          f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {onset:>7} {match:>5}"
+          + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
+
+if n_opt:
+    print()
+    print("optimiser on beam_drape_small (implicit, same step):")
+    for optimizer in ("gradient", "newton"):
+        s, scene = load("drape." + optimizer)
+        c = s.get("counters", {})
+        print(f"  {optimizer:<8}: {int(c.get('newton_iterations', 0)):>6} iterations "
+              f"({c.get('newton_per_step', float('nan')):.1f}/step, {int(c.get('unconverged_steps', 0))} of "
+              f"{s['steps_run']} steps unconverged at max_iterations "
+              f"{scene.get('implicit', {}).get('max_iterations', 100)}), {loop_seconds(s):.1f} s, "
+              f"final bonds broken {s['final']['bonds_broken']}, kinetic {s['final']['kinetic']:.4g} J")
+EOF
+echo "bench: run directories in $work$([[ "${KEEP:-0}" == 1 ]] || echo ' (removed on exit; KEEP=1 keeps them)')" >&2
