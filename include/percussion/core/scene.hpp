@@ -89,7 +89,7 @@ struct ImplicitControl {
   double step_factor = 20;           // time step = step_factor x critical step when time.step is absent, > 0
   // Bond Hessian in the Newton matrix: "projected" (exact, per-bond eigenvalue clamp, notes 2.9), "exact"
   // (no clamp: CG may meet negative curvature) or "gauss_newton" (PSD by construction, cheaper).
-  std::string hessian = "projected";
+  std::string hessian = "gauss_newton";
 };
 
 struct OutputControl {
