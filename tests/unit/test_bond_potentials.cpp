@@ -3,6 +3,8 @@
 // fused bond_forces kernel against the separate gradients (forces, torques, momentum balance).
 #include <gtest/gtest.h>
 
+#include "../support/bond_test_support.hpp"
+
 #include <Eigen/Geometry>
 #include <unsupported/Eigen/AutoDiff>
 #include <cmath>
@@ -19,6 +21,9 @@
 #include "percussion/physics/quaternion.hpp"
 
 namespace {
+
+using percussion::test::material;
+using percussion::test::models;
 
 using namespace percussion;
 using namespace percussion::physics;
@@ -42,42 +47,13 @@ const std::vector<Potential>& potentials() {
   return list;
 }
 
-Material material(double E, double nu) {
-  Material m;
-  m.name = "m";
-  m.density = 1000.0;
-  m.youngs_modulus = E;
-  m.poisson_ratio = nu;
-  m.tensile_strength = 1.0;
-  m.shear_strength = 1.0;
-  return m;
-}
-
-// Both readings of the notes' [ERRATUM?] switches.
-std::vector<BondModel> models() {
-  BondModel paper;
-  paper.shear_length_scaled = false;
-  paper.full_angle_bending = false;
-  BondModel fixed;  // defaults: l0² shear, half-angle bending
-  BondModel beam;
-  beam.full_angle_bending = true;
-  return {paper, fixed, beam};
-}
-
 struct Config {
   BondRest rest;
   BondDofs x;
 };
 
-struct Rng {
-  std::mt19937_64 gen{77};
-  std::normal_distribution<double> normal{0.0, 1.0};
-  std::uniform_real_distribution<double> uniform{-1.0, 1.0};
-  Vector3d vec() { return Vector3d(normal(gen), normal(gen), normal(gen)); }
-  Quat unit_quat() {
-    Quat q(normal(gen), normal(gen), normal(gen), normal(gen));
-    return q / q.norm();
-  }
+struct Rng : percussion::test::RandomSource {
+  Rng() : RandomSource(77) {}
   // Unequal radii and materials, l0 = r_i + r_j ≈ 1, stiffnesses O(1..100).
   Config deformed(const BondModel& model, double rotation = 0.4, double strain = 0.1) {
     const double ri = 0.5 + 0.1 * uniform(gen), rj = 0.5 + 0.1 * uniform(gen);

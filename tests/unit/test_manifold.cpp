@@ -3,6 +3,8 @@
 // exactness of the nullspace reduction, contact penalties and the backward-Euler inertia term.
 #include <gtest/gtest.h>
 
+#include "../support/bond_test_support.hpp"
+
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 #include <algorithm>
@@ -21,6 +23,9 @@
 
 namespace {
 
+using percussion::test::material;
+using percussion::test::models;
+
 using namespace percussion;
 using namespace percussion::physics;
 using quat::Quat;
@@ -29,49 +34,14 @@ using Eigen::Vector3d;
 using Vector6d = Eigen::Matrix<double, 6, 1>;
 using Matrix6d = Eigen::Matrix<double, 6, 6>;
 
-Material material(double E, double nu) {
-  Material m;
-  m.name = "m";
-  m.density = 1000.0;
-  m.youngs_modulus = E;
-  m.poisson_ratio = nu;
-  m.tensile_strength = 1.0;
-  m.shear_strength = 1.0;
-  return m;
-}
-
-// Both readings of the notes' [ERRATUM?] switches (shear units, half/full-angle bending).
-std::vector<BondModel> models() {
-  BondModel paper;
-  paper.shear_length_scaled = false;
-  paper.full_angle_bending = false;
-  BondModel fixed;
-  BondModel beam;
-  beam.full_angle_bending = true;
-  return {paper, fixed, beam};
-}
-
 struct State {
   BondRest rest;
   Vector3d pi, pj;
   Quat qi, qj;
 };
 
-struct Rng {
-  std::mt19937_64 gen{2024};
-  std::normal_distribution<double> normal{0.0, 1.0};
-  std::uniform_real_distribution<double> uniform{-1.0, 1.0};
-  Vector3d vec() { return Vector3d(normal(gen), normal(gen), normal(gen)); }
-  Quat unit_quat() {
-    Quat q(normal(gen), normal(gen), normal(gen), normal(gen));
-    return q / q.norm();
-  }
-  template <int N>
-  Eigen::Matrix<double, N, 1> vector() {
-    Eigen::Matrix<double, N, 1> v;
-    for (int a = 0; a < N; ++a) v[a] = normal(gen);
-    return v;
-  }
+struct Rng : percussion::test::RandomSource {
+  Rng() : RandomSource(2024) {}
   // Bond between unequal spheres (l0 ≈ 1, stiffnesses O(1..100)), then deformed: strain in
   // [strain_lo, strain_hi], direction tilted, both ends rotated by up to `rotation`. `flip` stores q_j in
   // the opposite hemisphere (q and −q are the same rotation).

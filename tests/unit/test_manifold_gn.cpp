@@ -3,6 +3,8 @@
 // reduced Hessian where every residual vanishes, and a Newton model that descends and converges.
 #include <gtest/gtest.h>
 
+#include "../support/bond_test_support.hpp"
+
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
@@ -16,32 +18,13 @@
 
 namespace {
 
+using percussion::test::material;
+using percussion::test::models;
+
 using namespace percussion;
 using namespace percussion::physics;
 using quat::Quat;
 using Eigen::Vector3d;
-
-Material material(double E, double nu) {
-  Material m;
-  m.name = "m";
-  m.density = 1000.0;
-  m.youngs_modulus = E;
-  m.poisson_ratio = nu;
-  m.tensile_strength = 1.0;
-  m.shear_strength = 1.0;
-  return m;
-}
-
-// Both readings of the notes' [ERRATUM?] switches (shear units, half/full-angle bending).
-std::vector<BondModel> models() {
-  BondModel paper;
-  paper.shear_length_scaled = false;
-  paper.full_angle_bending = false;
-  BondModel fixed;
-  BondModel beam;
-  beam.full_angle_bending = true;
-  return {paper, fixed, beam};
-}
 
 struct State {
   BondRest rest;
@@ -49,15 +32,8 @@ struct State {
   Quat qi, qj;
 };
 
-struct Rng {
-  std::mt19937_64 gen{4711};
-  std::normal_distribution<double> normal{0.0, 1.0};
-  std::uniform_real_distribution<double> uniform{-1.0, 1.0};
-  Vector3d vec() { return Vector3d(normal(gen), normal(gen), normal(gen)); }
-  Quat unit_quat() {
-    Quat q(normal(gen), normal(gen), normal(gen), normal(gen));
-    return q / q.norm();
-  }
+struct Rng : percussion::test::RandomSource {
+  Rng() : RandomSource(4711) {}
   Reduced12 vector12() {
     Reduced12 v;
     for (int a = 0; a < 12; ++a) v[a] = normal(gen);
