@@ -215,6 +215,7 @@ int run(const RunArgs& args, int argc, char** argv) {
       << rate << " particle-steps/s, " << rate / size << " per core\n";
     o << "energy: kinetic " << final_obs.kinetic << ", potential " << final_obs.potential << ", total "
       << final_obs.total << "; bonds broken " << final_obs.bonds_broken << ", contacts " << final_obs.contacts;
+    for (const auto& [name, value] : method->counters()) o << "\n" << name << " " << value;
     if (exit_code == kExitRequeue) o << "\ncheckpointed on signal: restart with --restart " << args.out;
     log::info(o.str());
 

@@ -6,6 +6,9 @@
 // unchanged. t is bilinear in (q_i, q_j), which makes the Hessian closed form.
 // q_j is flipped into q_i's hemisphere like the shear term. V is even in q_j, so the flip only fixes the sign
 // of t (what the fracture test and any output see), not the energy or its derivatives.
+// [ERRATUM] the paper's R0 = G_l(q0) G_r(q0) is a 3x4 times 3x4 product; we use R0 = G_l(q0) G_r(q0)ᵀ = R(q0)ᵀ,
+// i.e. the bond frame rows (notes §7 item 1). The paper's half-angle t (stiffness EI/(4 l0)) is the default;
+// BondModel::full_angle_bending doubles t for beam-theory stiffness (item 4).
 #include <Eigen/Core>
 #include <Eigen/Geometry>  // cross()
 

@@ -64,6 +64,8 @@ inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, c
   out.tj = detail::world_torque(qjs, gqjs);
   out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(Kt);
 
+  // [ERRATUM?] eq. 12 uses |F_n|, so compression counts too (the paper's reading, default); classical BDEM
+  // counts tension only (BondModel::tensile_only), notes §7 item 5.
   const double normal_force = tensile_only ? std::max(0.0, fn) : std::abs(fn);
   const double shear_force = sh.g_pj.norm();
   const double bend_moment = rest.k_bend * std::sqrt(t[1] * t[1] + t[2] * t[2]);

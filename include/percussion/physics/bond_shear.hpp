@@ -1,6 +1,9 @@
 #pragma once
 // Bond shear (notes 001 §2.5, eq. 9, corrected reading): the bond direction d = (p_j − p_i)/L should follow
 // the common rotation of its ends, d_q = R(q_c) d0 with q_c = (q_i + q_j)/|q_i + q_j|.
+// [ERRATUM] the printed text measures θ between d0 and d_q, which gives no shear force; θ = ∠(d, d_q) is the
+// reading the notes recommend (§7 item 2). ½ k_t θ² has units N/m; the default multiplies k_t by l0²
+// (BondModel::shear_length_scaled, item 3).
 //
 // We use the smooth surrogate V = ½ k_t |d − d_q|² instead of ½ k_t θ², θ = ∠(d, d_q):
 // |d − d_q|² = 2 − 2 cos θ = θ² + O(θ⁴), so the small-strain stiffness is identical. Derivatives of θ go

@@ -259,7 +259,7 @@ void ImplicitBdem::advance() {
     };
     if (newton) {
       for (std::size_t i = 0; i < n; ++i)
-        for (int k = 0; k < 6; ++k) rhs[6 * i + k] = -gradient_[i][k];
+        for (int k = 0; k < 6; ++k) rhs[6 * i + k] = -gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
       ScopedPhase timer(timers_, Phase::Solve);
       const auto result = system_.solve(rhs, y, std::min(0.5, std::sqrt(res)));
       krylov_iterations_ += result.iterations;
