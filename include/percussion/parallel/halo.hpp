@@ -30,11 +30,8 @@ class Halo {
   void build(std::span<const Eigen::Vector3d> owned_x, std::span<const std::int64_t> owned_gid, double cutoff,
              std::span<const Request> requests);
 
-  std::size_t owned_count() const { return n_owned_; }
   std::size_t ghost_count() const { return ghost_gid_.size(); }
   const std::vector<std::int64_t>& ghost_gids() const { return ghost_gid_; }
-  int ghost_owner(std::size_t k) const { return ghost_owner_[k]; }
-  int neighbour_count() const { return static_cast<int>(neighbours_.size()); }
 
   // Collective over neighbours: ghost slots receive their owners' current values.
   void forward(std::initializer_list<Field> fields);

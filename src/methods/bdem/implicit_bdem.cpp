@@ -309,7 +309,6 @@ void ImplicitBdem::advance() {
       prepare_matrix();
     }
   }
-  last_iterations_ = iterations;
   newton_iterations_ += iterations;
   if (!converged) ++unconverged_steps_;
 

@@ -25,7 +25,6 @@ class ImplicitBdem final : public BdemMethod {
   Observables observables() override;
   void write_checkpoint(const std::string& path) override;
   std::map<std::string, double> counters() const override;
-  int last_iterations() const { return last_iterations_; }  // optimiser iterations of the last step
 
  private:
   enum class Want { Energy, Gradient, Hessian };
@@ -49,7 +48,6 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
   double interaction_energy_ = 0;
   long contacts_ = 0;
-  int last_iterations_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long steps_run_ = 0;
