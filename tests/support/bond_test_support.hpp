@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "percussion/core/scene.hpp"
+#include "percussion/physics/bond_rest.hpp"
 #include "percussion/physics/quaternion.hpp"
 
 namespace percussion::test {
@@ -30,6 +31,23 @@ inline std::vector<BondModel> models() {
   BondModel beam;
   beam.full_angle_bending = true;
   return {paper, fixed, beam};
+}
+
+// One bond's rest data and the current state of its two ends.
+struct BondState {
+  physics::BondRest rest;
+  Eigen::Vector3d pi, pj;
+  quat::Quat qi, qj;
+};
+
+// The retraction of the reduced coordinates e = (δp_i, y_i, δp_j, y_j): translate, turn along geodesics.
+inline BondState retract(const BondState& s, const Eigen::Matrix<double, 12, 1>& e) {
+  BondState m = s;
+  m.pi = s.pi + e.segment<3>(0);
+  m.qi = quat::exp_body(s.qi, e.segment<3>(3));
+  m.pj = s.pj + e.segment<3>(6);
+  m.qj = quat::exp_body(s.qj, e.segment<3>(9));
+  return m;
 }
 
 struct RandomSource {

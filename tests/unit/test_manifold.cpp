@@ -34,11 +34,8 @@ using Eigen::Vector3d;
 using Vector6d = Eigen::Matrix<double, 6, 1>;
 using Matrix6d = Eigen::Matrix<double, 6, 6>;
 
-struct State {
-  BondRest rest;
-  Vector3d pi, pj;
-  Quat qi, qj;
-};
+using State = percussion::test::BondState;
+using percussion::test::retract;
 
 struct Rng : percussion::test::RandomSource {
   Rng() : RandomSource(2024) {}
@@ -59,16 +56,6 @@ struct Rng : percussion::test::RandomSource {
     return s;
   }
 };
-
-// The retraction of the reduced coordinates e = (δp_i, y_i, δp_j, y_j).
-State retract(const State& s, const Reduced12& e) {
-  State m = s;
-  m.pi = s.pi + e.segment<3>(0);
-  m.qi = quat::exp_body(s.qi, e.segment<3>(3));
-  m.pj = s.pj + e.segment<3>(6);
-  m.qj = quat::exp_body(s.qj, e.segment<3>(9));
-  return m;
-}
 
 double energy_of(const State& s) { return bond_energy(s.pi, s.qi, s.pj, s.qj, s.rest); }
 

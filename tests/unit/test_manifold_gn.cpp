@@ -26,11 +26,8 @@ using namespace percussion::physics;
 using quat::Quat;
 using Eigen::Vector3d;
 
-struct State {
-  BondRest rest;
-  Vector3d pi, pj;
-  Quat qi, qj;
-};
+using State = percussion::test::BondState;
+using percussion::test::retract;
 
 struct Rng : percussion::test::RandomSource {
   Rng() : RandomSource(4711) {}
@@ -64,16 +61,6 @@ struct Rng : percussion::test::RandomSource {
     return s;
   }
 };
-
-// The retraction of the reduced coordinates e = (δp_i, y_i, δp_j, y_j).
-State retract(const State& s, const Reduced12& e) {
-  State m = s;
-  m.pi = s.pi + e.segment<3>(0);
-  m.qi = quat::exp_body(s.qi, e.segment<3>(3));
-  m.pj = s.pj + e.segment<3>(6);
-  m.qj = quat::exp_body(s.qj, e.segment<3>(9));
-  return m;
-}
 
 BondReduced gn_of(const State& s) { return bond_reduced_gauss_newton(s.pi, s.qi, s.pj, s.qj, s.rest); }
 BondReduced exact_of(const State& s) { return bond_reduced(s.pi, s.qi, s.pj, s.qj, s.rest, false); }

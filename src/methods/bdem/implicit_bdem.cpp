@@ -371,7 +371,7 @@ void ImplicitBdem::apply_friction() {
     const Eigen::Vector3d dir = d_.v[i] / speed;
     d_.v[i] += std::clamp(dv.dot(dir), -speed, 0.0) * dir;
   }
-  d_.refresh_ghosts();
+  // Ghost velocities stay stale until the next step refreshes them: nothing reads them before that.
 }
 
 void ImplicitBdem::break_bonds() {
