@@ -184,13 +184,15 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
 
   if (const auto c = root.optional_object("implicit", {"optimizer", "tolerance", "max_iterations", "step_factor",
-                                                       "hessian"})) {
+                                                       "hessian", "fracture_rounds"})) {
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
     s.implicit.max_iterations =
         static_cast<int>(c->integer_or("max_iterations", s.implicit.max_iterations, Range::closed(1, 100000)));
     s.implicit.step_factor = c->number_or("step_factor", s.implicit.step_factor, Range::positive());
     s.implicit.hessian = c->choice_or("hessian", s.implicit.hessian, {"projected", "exact", "gauss_newton"}, "hessian");
+    s.implicit.fracture_rounds =
+        static_cast<int>(c->integer_or("fracture_rounds", s.implicit.fracture_rounds, Range::closed(1, 1000)));
   }
 
   s.output.frame_interval = root.object("output", {"frame_interval"}).number("frame_interval", Range::positive());

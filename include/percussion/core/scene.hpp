@@ -90,6 +90,9 @@ struct ImplicitControl {
   // Bond Hessian in the Newton matrix: "projected" (exact, per-bond eigenvalue clamp, notes 2.9), "exact"
   // (no clamp: CG may meet negative curvature) or "gauss_newton" (PSD by construction, cheaper).
   std::string hessian = "gauss_newton";
+  // Minimisations per step when bonds break: each round breaks the bonds within 90% of the largest
+  // stress ratio and minimises again; 1 = the paper's single check at the end of the step.
+  int fracture_rounds = 8;
 };
 
 struct OutputControl {

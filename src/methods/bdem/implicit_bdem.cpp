@@ -23,6 +23,8 @@ using Block6 = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;  // PETSc takes blo
 constexpr double kArmijo = 1e-4;
 constexpr int kGhostRowWidth = 73;  // block b-a, block b-b (row-major 6x6 each), PETSc column of a
 constexpr int kMaxBacktracks = 40;
+// A fracture round breaks the bonds within this fraction of the largest stress ratio.
+constexpr double kFractureBand = 0.9;
 
 }  // namespace
 
@@ -209,33 +211,9 @@ double ImplicitBdem::residual() const {
   return global;
 }
 
-void ImplicitBdem::advance() {
+void ImplicitBdem::minimise() {
   const double h = dt_;
   const std::size_t n = d_.n_owned;
-  const std::vector<Eigen::Vector3d> x_start(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
-  const std::vector<Eigen::Vector4d> q_start(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
-  p_hat_.resize(n);
-  q_hat_.resize(n);
-  {
-    ScopedPhase timer(timers_, Phase::Integrate);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (d_.constraint[i] >= 0) {  // prescribed: its end-of-step state is known; the solve keeps it there
-        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], time(), h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
-        p_hat_[i] = d_.x[i];
-        q_hat_[i] = d_.q[i];
-        continue;
-      }
-      // x̂ = x_n + h v_n; the quaternion predictor is the chord q_n + h q̇_n (notes 2.2).
-      p_hat_[i] = d_.x[i] + h * d_.v[i];
-      q_hat_[i] = d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
-      d_.x[i] = p_hat_[i];
-      d_.q[i] = q_hat_[i].normalized();
-    }
-  }
-  if (d_.needs_rebuild(step_ + 1)) d_.rebuild();
-  else d_.refresh_ghosts();
-  prepare_matrix();
-
   const bool newton = scene_.implicit.optimizer == "newton";
   direction_.resize(n);
   std::vector<double> rhs(6 * n), y(6 * n);
@@ -312,6 +290,46 @@ void ImplicitBdem::advance() {
   newton_iterations_ += iterations;
   if (!converged) ++unconverged_steps_;
 
+}
+
+void ImplicitBdem::advance() {
+  const double h = dt_;
+  const std::size_t n = d_.n_owned;
+  const std::vector<Eigen::Vector3d> x_start(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
+  const std::vector<Eigen::Vector4d> q_start(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
+  p_hat_.resize(n);
+  q_hat_.resize(n);
+  {
+    ScopedPhase timer(timers_, Phase::Integrate);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (d_.constraint[i] >= 0) {  // prescribed: its end-of-step state is known; the solve keeps it there
+        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], time(), h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
+        p_hat_[i] = d_.x[i];
+        q_hat_[i] = d_.q[i];
+        continue;
+      }
+      // x̂ = x_n + h v_n; the quaternion predictor is the chord q_n + h q̇_n (notes 2.2).
+      p_hat_[i] = d_.x[i] + h * d_.v[i];
+      q_hat_[i] = d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
+      d_.x[i] = p_hat_[i];
+      d_.q[i] = q_hat_[i].normalized();
+    }
+  }
+  if (d_.needs_rebuild(step_ + 1)) d_.rebuild();
+  else d_.refresh_ghosts();
+  prepare_matrix();
+
+  minimise();
+  // Progressive fracture inside the step (notes 7, "fracture bursts"): break only the most over-stressed
+  // bonds, let the load redistribute by minimising again, and repeat; the last round breaks every bond
+  // still over its strength, as the paper does once per step.
+  for (int round = 1; round < scene_.implicit.fracture_rounds; ++round) {
+    const double worst = largest_stress_ratio();
+    if (worst <= 1) break;
+    break_bonds(std::max(1.0, kFractureBand * worst));
+    minimise();
+  }
+
   {
     ScopedPhase timer(timers_, Phase::Integrate);
     for (std::size_t i = 0; i < n; ++i) {
@@ -322,67 +340,32 @@ void ImplicitBdem::advance() {
   }
   d_.refresh_ghosts();
   apply_friction();
-  break_bonds();
+  break_bonds(1.0);
   ++step_;
   ++steps_run_;
 }
 
-void ImplicitBdem::apply_friction() {
-  // Coulomb friction as a velocity post-process (notes 2.7, eqs. 34–35): each contact removes up to
-  // μ|F_n|h/m of the relative tangential velocity; the change per particle is projected on its velocity
-  // and capped so friction can stop a particle but never reverse it. Rolling friction is not modelled.
-  ScopedPhase timer(timers_, Phase::Integrate);
-  const double h = dt_;
-  std::vector<double>& c = d_.pair_contributions();
-  std::fill(c.begin(), c.end(), 0.0);
-  for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
-    const Pair& p = d_.pairs[k];
-    if (p.bond >= 0 && d_.bonds[p.bond].intact) continue;
-    const Eigen::Vector3d delta = d_.x[p.b] - d_.x[p.a];
-    const double L = delta.norm(), overlap = d_.radius[p.a] + d_.radius[p.b] - L;
-    if (overlap <= 0 || L <= 0) continue;
-    const Eigen::Vector3d nrm = delta / L;
-    const Eigen::Vector3d vrel = d_.v[p.a] - d_.v[p.b];
-    const Eigen::Vector3d vt = vrel - vrel.dot(nrm) * nrm;
-    const double vt_norm = vt.norm();
-    if (vt_norm <= 0) continue;
-    const double impulse = d_.pair_law(d_.material[p.a], d_.material[p.b]).friction * contact_k_ * overlap * h;
-    const Eigen::Vector3d dva = -std::min(1.0, impulse / (d_.mass[p.a] * vt_norm)) * vt;
-    const Eigen::Vector3d dvb = std::min(1.0, impulse / (d_.mass[p.b] * vt_norm)) * vt;
-    std::copy_n(dva.data(), 3, &c[12 * k]);
-    std::copy_n(dvb.data(), 3, &c[12 * k + 6]);
-  }
-  d_.sum_pairs(gp_, gy_);
-  for (std::size_t i = 0; i < d_.n_owned; ++i) {
-    if (d_.constraint[i] >= 0) continue;
-    Eigen::Vector3d dv = gp_[i];
-    for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
-      geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
-        const double gap = (d_.x[i] - point).dot(normal) - d_.radius[i];
-        if (gap >= 0) return;
-        const Eigen::Vector3d vt = d_.v[i] - d_.v[i].dot(normal) * normal;
-        const double vt_norm = vt.norm();
-        if (vt_norm <= 0) return;
-        const double impulse = d_.obstacle_law(o, d_.material[i]).friction * contact_k_ * (-gap) * h;
-        dv -= std::min(1.0, impulse / (d_.mass[i] * vt_norm)) * vt;
-      });
-    const double speed = d_.v[i].norm();
-    if (speed <= 0) continue;
-    const Eigen::Vector3d dir = d_.v[i] / speed;
-    d_.v[i] += std::clamp(dv.dot(dir), -speed, 0.0) * dir;
-  }
-  // Ghost velocities stay stale until the next step refreshes them: nothing reads them before that.
+double ImplicitBdem::stress_ratio(const Bond& b) const {
+  // Forces and moments rebuilt from the potentials at the current state (notes 2.6): max(σ/σ_c, τ/τ_c).
+  const physics::BondForces bf =
+      physics::bond_forces(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
+  return std::max(bf.sigma / b.sigma_c, bf.tau / b.tau_c);
 }
 
-void ImplicitBdem::break_bonds() {
-  // Forces and moments rebuilt from the potentials at x_{n+1} (notes 2.6); bonds are fixed during the solve.
+double ImplicitBdem::largest_stress_ratio() {
   ScopedPhase timer(timers_, Phase::Pairs);
-  for (auto& b : d_.bonds) {
-    if (!b.intact) continue;
-    const physics::BondForces bf =
-        physics::bond_forces(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
-    if (physics::bond_breaks(bf.sigma, bf.tau, b.sigma_c, b.tau_c)) b.intact = false;
-  }
+  double local = 0, global = 0;
+  for (const auto& b : d_.bonds)
+    if (b.intact) local = std::max(local, stress_ratio(b));
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
+  return global;
+}
+
+void ImplicitBdem::break_bonds(double above) {
+  // Every rank holding a bond sees the same state (ghosts are exact copies), so all decide alike.
+  ScopedPhase timer(timers_, Phase::Pairs);
+  for (auto& b : d_.bonds)
+    if (b.intact && stress_ratio(b) > above) b.intact = false;
 }
 
 Observables ImplicitBdem::observables() {

@@ -33,8 +33,11 @@ class ImplicitBdem final : public BdemMethod {
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
   double residual() const;                // collective: max scaled step |h² M⁻¹ g| / r
+  void minimise();                        // collective: Newton (or gradient) iterations to convergence
   void apply_friction();
-  void break_bonds();
+  double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
+  double largest_stress_ratio();          // collective, over intact bonds
+  void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
 
   solvers::BlockSystem system_;
   double contact_k_ = 0;
