@@ -30,7 +30,7 @@ void read_box(const JsonChecker& c, Eigen::Vector3d& min, Eigen::Vector3d& max) 
 
 Material parse_material(const JsonChecker& c) {
   c.expect_object({"name", "density", "youngs_modulus", "poisson_ratio", "tensile_strength", "shear_strength",
-                   "friction", "restitution"});
+                   "friction", "rolling_friction", "restitution"});
   Material m;
   m.name = c.string("name");
   if (m.name.empty()) c.fail_at("name", "must not be empty");
@@ -40,6 +40,7 @@ Material parse_material(const JsonChecker& c) {
   m.tensile_strength = c.number("tensile_strength", Range::positive());
   m.shear_strength = c.number_or("shear_strength", m.tensile_strength, Range::positive());
   m.friction = c.number_or("friction", m.friction, Range::non_negative());
+  m.rolling_friction = c.number_or("rolling_friction", m.rolling_friction, Range::non_negative());
   m.restitution = c.number_or("restitution", m.restitution, Range::open_closed(0.0, 1.0));
   return m;
 }
@@ -115,16 +116,17 @@ Obstacle parse_obstacle(const JsonChecker& c) {
   Obstacle o;
   const std::string type = c.choice("type", {"plane", "box"}, "obstacle type");
   if (type == "plane") {
-    c.expect_object({"type", "point", "normal", "friction", "restitution"});
+    c.expect_object({"type", "point", "normal", "friction", "rolling_friction", "restitution"});
     o.kind = Obstacle::Kind::Plane;
     o.point = c.vector3("point");
     o.normal = c.direction("normal");
   } else {
-    c.expect_object({"type", "min", "max", "friction", "restitution"});
+    c.expect_object({"type", "min", "max", "friction", "rolling_friction", "restitution"});
     o.kind = Obstacle::Kind::Box;
     read_box(c, o.min, o.max);
   }
   o.friction = c.number_or("friction", o.friction, Range::non_negative());
+  o.rolling_friction = c.number_or("rolling_friction", o.rolling_friction, Range::non_negative());
   o.restitution = c.number_or("restitution", o.restitution, Range::open_closed(0.0, 1.0));
   return o;
 }
@@ -183,8 +185,9 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   if (const auto step = time.find("step")) s.time.step = step->as_number(Range::positive());
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
 
-  if (const auto c = root.optional_object("implicit", {"optimizer", "tolerance", "max_iterations", "step_factor",
-                                                       "hessian", "fracture_rounds"})) {
+  if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
+                                                       "step_factor", "hessian", "fracture_rounds"})) {
+    s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
     s.implicit.max_iterations =

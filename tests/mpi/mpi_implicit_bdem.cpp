@@ -1,17 +1,20 @@
 // Implicit bonded DEM on 1, 2 and 3 ranks: unit quaternions, backward Euler's energy decay, momentum,
-// agreement with a single-rank run, and restarts.
+// agreement with a single-rank run, and restarts; the midpoint form's energy behaviour, order and restarts.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <numbers>
 #include <string>
 #include <vector>
 
 #include "percussion/core/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
+#include "percussion/physics/manifold_bond.hpp"
 #include "../support/bdem_test_support.hpp"
 
 using namespace percussion;
@@ -21,21 +24,30 @@ using namespace percussion::test;
 namespace {
 
 // A 12 r x 8 r x 8 r bonded block, 20 critical steps per step, tight Newton tolerance.
-Scene block_scene(const std::string& extra, double strength = 1e12) {
+Scene block_scene(const std::string& extra, double strength = 1e12, const std::string& form = "backward_euler") {
   const std::string text = R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": )" +
                            std::to_string(strength) + R"(, "friction": 0.3 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.128, 0.128] } } ],
-    "implicit": { "tolerance": 1e-10, "step_factor": 20 },
+    "implicit": { "tolerance": 1e-10, "step_factor": 20, "form": ")" + form + R"(" },
     "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 })" +
                            (extra.empty() ? "" : ", " + extra) + "}";
   return parse_scene_text(text, "implicit-test.json");
 }
 
-
-
-
+// A chain of six spheres (r = 0.016, five bonds) along x, no gravity, time step h.
+Scene chain_scene(const std::string& form, double h) {
+  Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+    "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
+    "bodies": [ { "material": "m", "particle_radius": 0.016,
+                  "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.032, 0.032] } } ],
+    "implicit": { "tolerance": 1e-12, "form": ")" + form + R"(" },
+    "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 } })",
+                                 "chain.json");
+  scene.time.step = h;
+  return scene;
+}
 
 const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
@@ -85,8 +97,7 @@ TEST(ImplicitBdem, RanksAgreeWithSerialRun) {
 }
 
 // Checkpoint half-way: bit-identical on the same communicator, equal to the solver tolerance on one rank.
-TEST(ImplicitBdem, RestartContinuesTheRun) {
-  const Scene scene = block_scene(kCantilever);
+void expect_restart_continues_the_run(const Scene& scene) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
@@ -107,6 +118,13 @@ TEST(ImplicitBdem, RestartContinuesTheRun) {
   EXPECT_LE(max_rel_diff(x_full, positions(MPI_COMM_SELF, one)), 1e-8);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::filesystem::remove_all(dir);
+}
+
+TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(block_scene(kCantilever)); }
+
+// The midpoint form carries ∇V at the last midpoint through the checkpoint.
+TEST(ImplicitBdem, MidpointRestartContinuesTheRun) {
+  expect_restart_continues_the_run(block_scene(kCantilever, 1e12, "midpoint"));
 }
 
 // Notes T8: a cantilever drape at one step per frame (1/60 s, ~160x the explicit step) stays stable: no
@@ -137,4 +155,120 @@ TEST(ImplicitBdem, DrapeIsStableAtOneStepPerFrame) {
   EXPECT_LT(z_min, 0.516 - 5e-3);  // sagged by more than 5 mm ...
   EXPECT_GT(z_min, 0.45);          // ... but stays a bent beam
   EXPECT_NEAR(x_max, 0.576, 0.01);  // no inversion or stretching along the beam
+}
+
+// The energy the midpoint form conserves (exactly for quadratic V): ½vᵀMv + V((x_n + x_{n+1})/2), the velocity
+// v = (x_{n+1} − x_n)/h being the mid-step one. Bonds only (no gravity, no contacts in these scenes).
+double midpoint_energy(ImplicitBdem& m, const std::vector<double>& x0, const std::vector<double>& q0) {
+  const auto x1 = positions(MPI_COMM_WORLD, m);
+  const auto q1 = gather<4>(MPI_COMM_WORLD, m.owned_ids(), m.owned_quaternions(), m.global_particles());
+  auto p_mid = [&](std::int64_t id) -> Eigen::Vector3d {
+    return 0.5 * (Eigen::Map<const Eigen::Vector3d>(&x0[3 * id]) + Eigen::Map<const Eigen::Vector3d>(&x1[3 * id]));
+  };
+  auto q_mid = [&](std::int64_t id) -> Eigen::Vector4d {
+    return 0.5 * (Eigen::Map<const Eigen::Vector4d>(&q0[4 * id]) + Eigen::Map<const Eigen::Vector4d>(&q1[4 * id]));
+  };
+  double local = 0, bonds = 0;
+  for (const auto& b : m.bonds())
+    if (b.intact) local += physics::bond_energy(p_mid(b.a), q_mid(b.a), p_mid(b.b), q_mid(b.b), b.rest);
+  MPI_Allreduce(&local, &bonds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return bonds + m.observables().kinetic;
+}
+
+// Free block, conservative forces only, 200 steps of 20 critical steps, which resolve none of its elastic modes.
+// The first step projects the random velocities onto what the step can carry (both forms drop most of the
+// energy of modes with ωh ≫ 1); from there the midpoint form keeps its discrete energy, backward Euler damps.
+TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
+  struct Run { double loss, worst; };  // relative to the energy after the first step: final loss, largest deviation
+  auto run = [](const std::string& form) {
+    const Scene scene = block_scene("", 1e12, form);
+    bdem::GlobalModel g = bdem::model_from_scene(scene);
+    shake(g, 0.05);
+    ImplicitBdem m(scene, MPI_COMM_WORLD, g);
+    const Observables start = m.observables();
+    auto x0 = positions(MPI_COMM_WORLD, m);
+    auto q0 = gather<4>(MPI_COMM_WORLD, m.owned_ids(), m.owned_quaternions(), m.global_particles());
+    double first = 0, energy = 0;
+    Run r{0, 0};
+    for (int s = 0; s < 200; ++s) {
+      m.advance();
+      energy = midpoint_energy(m, x0, q0);
+      if (s == 0) first = energy;
+      r.worst = std::max(r.worst, std::abs(energy / first - 1));
+      x0 = positions(MPI_COMM_WORLD, m);
+      q0 = gather<4>(MPI_COMM_WORLD, m.owned_ids(), m.owned_quaternions(), m.global_particles());
+    }
+    r.loss = 1 - energy / first;
+    EXPECT_GT(first, 0.01 * start.total) << form;  // the block still moves
+    const Observables last = m.observables();
+    EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << form;
+    double p_scale = 0;
+    for (int d = 0; d < 3; ++d) p_scale = std::max(p_scale, std::abs(start.momentum[d]));
+    for (int d = 0; d < 3; ++d) EXPECT_NEAR(last.momentum[d], start.momentum[d], 1e-6 * p_scale + 1e-12) << form;
+    return r;
+  };
+  const Run be = run("backward_euler"), mid = run("midpoint");
+  EXPECT_LT(mid.worst, 0.03) << "midpoint loss " << mid.loss;
+  EXPECT_GT(be.loss, 10 * std::abs(mid.loss)) << "midpoint largest deviation " << mid.worst;
+}
+
+// Chain ringing in its lowest axial mode and a bending mode, at rest shape (so ∇V(x_0) = 0); fixed end time.
+std::vector<double> ring_chain(const std::string& form, double end, int steps) {
+  const Scene scene = chain_scene(form, end / steps);
+  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  for (std::size_t i = 0; i < g.x.size(); ++i) {
+    const double xi = std::numbers::pi * g.x[i].x() / 0.192;  // (i + ½)π/6 for the i-th sphere along the chain
+    g.v[i] = Eigen::Vector3d(0.2 * std::cos(xi), 0, 0.2 * std::cos(2 * xi));
+  }
+  ImplicitBdem m(scene, MPI_COMM_WORLD, g);
+  for (int s = 0; s < steps; ++s) m.advance();
+  return positions(MPI_COMM_WORLD, m);
+}
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::abs(a[i] - b[i]));
+  return e;
+}
+
+// Order of accuracy at h ≈ 0.8 critical steps (ωh ≈ 0.2 for the axial mode): the position error against a
+// midpoint run with an 8x smaller step falls ~4x per halving of h with the midpoint form, ~2x with backward Euler.
+TEST(ImplicitBdem, MidpointIsSecondOrderAndBackwardEulerFirst) {
+  const double end = 0.002;
+  const int n = 20;
+  const auto reference = ring_chain("midpoint", end, 8 * n);
+  for (const std::string form : {"midpoint", "backward_euler"}) {
+    const double coarse = max_abs_diff(ring_chain(form, end, n), reference);
+    const double fine = max_abs_diff(ring_chain(form, end, 2 * n), reference);
+    EXPECT_GT(fine, 1e-9) << form;  // far above the solver tolerance
+    if (form == "midpoint") {
+      EXPECT_GT(coarse / fine, 3.0) << coarse << " at h, " << fine << " at h/2";
+      EXPECT_LT(coarse / fine, 5.0) << coarse << " at h, " << fine << " at h/2";
+    } else {
+      EXPECT_GT(coarse / fine, 1.6) << coarse << " at h, " << fine << " at h/2";
+      EXPECT_LT(coarse / fine, 2.5) << coarse << " at h, " << fine << " at h/2";
+    }
+  }
+}
+
+// Free fall from rest: the midpoint form is exact for a constant force from the first step on (x = x_0 + ½gt²);
+// backward Euler is off by ½ g h t.
+TEST(ImplicitBdem, MidpointFallsExactly) {
+  const int steps = 10;
+  const double h = 2e-3, t = steps * h;
+  for (const std::string form : {"midpoint", "backward_euler"}) {
+    Scene scene = chain_scene(form, h);
+    scene.gravity = Eigen::Vector3d(0, 0, -9.81);
+    const bdem::GlobalModel g = bdem::model_from_scene(scene);
+    ImplicitBdem m(scene, MPI_COMM_WORLD, g);
+    for (int s = 0; s < steps; ++s) m.advance();
+    const auto x = positions(MPI_COMM_WORLD, m);
+    double error = 0;
+    for (std::size_t i = 0; i < g.x.size(); ++i) {
+      const Eigen::Vector3d exact = g.x[i] + 0.5 * t * t * scene.gravity;
+      error = std::max(error, (Eigen::Map<const Eigen::Vector3d>(&x[3 * i]) - exact).norm());
+    }
+    if (form == "midpoint") EXPECT_LT(error, 1e-10);
+    else EXPECT_NEAR(error, 0.5 * 9.81 * h * t, 1e-3 * 9.81 * h * t);
+  }
 }

@@ -193,22 +193,40 @@ TEST(BondPotentials, ShearHessianEqualsAutodiffJacobianOfGradient) {
   }
 }
 
+// Gradient and Hessian of p at c against central differences.
+void expect_derivatives_match_differences(const Potential& p, const Config& c) {
+  const BondDofs g = p.gradient(c.x, c.rest);
+  const double gs = std::max(1.0, g.lpNorm<Eigen::Infinity>());
+  EXPECT_LE((g - fd_gradient(p, c.x, c.rest, 1e-6)).lpNorm<Eigen::Infinity>(), 1e-7 * gs) << p.name;
+  const BondHessian H = p.hessian(c.x, c.rest);
+  const double hs = std::max(1.0, H.lpNorm<Eigen::Infinity>());
+  EXPECT_LE((H - fd_hessian(p, c.x, c.rest, 1e-6)).lpNorm<Eigen::Infinity>(), 1e-7 * hs) << p.name;
+}
+
 TEST(BondPotentials, LargeRotationsAndOppositeHemispheres) {
   // Rotations up to ~170° and q_j stored in either hemisphere: derivatives must stay exact on each side.
   Rng rng;
   for (int k = 0; k < 40; ++k) {
     const Config c = rng.deformed(BondModel{}, 1.7, 0.2);
     for (const Potential& p : potentials()) {
-      const BondDofs g = p.gradient(c.x, c.rest);
-      const double gs = std::max(1.0, g.lpNorm<Eigen::Infinity>());
-      EXPECT_LE((g - fd_gradient(p, c.x, c.rest, 1e-6)).lpNorm<Eigen::Infinity>(), 1e-7 * gs) << p.name;
-      const BondHessian H = p.hessian(c.x, c.rest);
-      const double hs = std::max(1.0, H.lpNorm<Eigen::Infinity>());
-      EXPECT_LE((H - fd_hessian(p, c.x, c.rest, 1e-6)).lpNorm<Eigen::Infinity>(), 1e-7 * hs) << p.name;
+      expect_derivatives_match_differences(p, c);
       // Same physical state with q_j negated: same energy.
       BondDofs flipped = c.x;
       flipped.segment<4>(kRotJ) *= -1.0;
       EXPECT_NEAR(p.energy(flipped, c.rest), p.energy(c.x, c.rest), 1e-13 * (1.0 + p.energy(c.x, c.rest)));
+    }
+  }
+}
+
+TEST(BondPotentials, DerivativesHoldOffTheUnitSphere) {
+  // The midpoint form evaluates V at chord midpoints (q + q_n)/2, |q| = cos(θ/4) < 1, or further off for tests.
+  Rng rng;
+  for (const BondModel& model : models()) {
+    for (int k = 0; k < 10; ++k) {
+      Config c = rng.deformed(model, 0.8, 0.1);
+      c.x.segment<4>(kRotI) *= 0.8 + 0.03 * k;
+      c.x.segment<4>(kRotJ) *= 0.95 - 0.02 * k;
+      for (const Potential& p : potentials()) expect_derivatives_match_differences(p, c);
     }
   }
 }

@@ -253,6 +253,34 @@ TEST(Contact, RollingWithoutSlipFeelsNoFriction) {
   EXPECT_LT(f.ti.norm(), 1e-12 * f.fi.z() * r);
 }
 
+// Rolling resistance: at a fast relative spin the torque is μ_r F_n r_eff against it, the pair's torques
+// cancel (angular momentum), and its power −τ·(ω_i − ω_j) is never positive; μ_r = 0 leaves the torques alone.
+TEST(Contact, RollingResistanceOpposesTheRelativeSpinAtTheLimit) {
+  Rng rng(8);
+  const ContactLaw law(3e4, 0.6, 0.0, 0.2), plain(3e4, 0.6, 0.0);
+  for (int t = 0; t < 200; ++t) {
+    Pair s = random_pair(rng, 0.0, 0.0);
+    s.wi = rng.vec(500.0);
+    s.wj = rng.vec(500.0);
+    const ContactForce f = eval(s, law), g = eval(s, plain);
+    ASSERT_TRUE(f.active);
+    EXPECT_EQ(g.ti, kZero);  // no sliding friction, no slip-free torque without μ_r
+    const double fn = f.fi.norm();
+    const double r_eff = s.ri * s.rj / (s.ri + s.rj);
+    const Eigen::Vector3d spin = s.wi - s.wj;
+    EXPECT_NEAR(f.ti.norm(), 0.2 * fn * r_eff, 1e-12 * fn * r_eff);
+    EXPECT_NEAR(f.ti.dot(spin), -f.ti.norm() * spin.norm(), 1e-12 * f.ti.norm() * spin.norm());
+    EXPECT_LT((f.ti + f.tj).norm(), 1e-15 * fn * r_eff);
+  }
+  // On a plane, about the normal (no slip at the contact point): the whole torque is rolling resistance.
+  const double r = 0.01, delta = 1e-4;
+  const Eigen::Vector3d w(0, 0, 300.0);
+  const ContactForce f = sphere_plane(Eigen::Vector3d(0, 0, r - delta), kZero, w, r, 1e-3, kZero,
+                                      Eigen::Vector3d::UnitZ(), law);
+  EXPECT_NEAR(f.ti.z(), -0.2 * law.stiffness * delta * r, 1e-12);
+  EXPECT_LT(f.ti.head<2>().norm(), 1e-15);
+}
+
 TEST(Contact, PlaneActsLikeAHugeHeavySphere) {
   const ContactLaw law(2e4, 0.4, 0.5);
   const Eigen::Vector3d normal = Eigen::Vector3d(1.0, 2.0, -0.5).normalized();
@@ -274,12 +302,15 @@ TEST(Contact, PlaneActsLikeAHugeHeavySphere) {
 TEST(Contact, CombineUsesGeometricFrictionAndSmallerRestitution) {
   Material a, b;
   a.friction = 0.9;
+  a.rolling_friction = 0.08;
   a.restitution = 0.8;
   b.friction = 0.4;
+  b.rolling_friction = 0.02;
   b.restitution = 0.5;
   const ContactLaw law = physics::combine(a, b, 123.0);
   EXPECT_EQ(law.stiffness, 123.0);
   EXPECT_NEAR(law.friction, 0.6, 1e-15);
+  EXPECT_NEAR(law.rolling_friction, 0.04, 1e-15);
   EXPECT_EQ(law.restitution, 0.5);
   EXPECT_NEAR(physics::restitution_of_damping_ratio(law.damping_ratio), 0.5, 1e-12);
   Obstacle o;

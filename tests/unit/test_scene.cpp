@@ -199,6 +199,13 @@ void apply(json& doc, const BadCase& c) {
 
 TEST(Scene, BaseSceneIsValid) { EXPECT_EQ(parse_error(base_scene().dump()), ""); }
 
+TEST(Scene, ImplicitFormDefaultsToBackwardEuler) {
+  json doc = base_scene();
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.form, "backward_euler");
+  doc["implicit"] = json{{"form", "midpoint"}};
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.form, "midpoint");
+}
+
 TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
   const json rock = base_scene()["materials"][0];
   const std::vector<BadCase> cases = {
@@ -265,6 +272,8 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
        "/obstacles/0/type: unknown obstacle type 'sphere' (expected one of: plane, box)"},
       {"/method", "fem", "t.json: /method: unknown method 'fem' (expected one of: bdem)"},
       {"/integrator", "rk4", "/integrator: unknown integrator 'rk4' (expected one of: explicit, implicit)"},
+      {"/implicit", json{{"form", "trapezoid"}},
+       "/implicit/form: unknown form 'trapezoid' (expected one of: backward_euler, midpoint)"},
   };
   ASSERT_GE(cases.size(), 20u);
   for (const BadCase& c : cases) {

@@ -17,6 +17,7 @@ struct Material {
   double tensile_strength = 0;  // sigma_c, Pa, > 0 (bond breaks when sigma > this)
   double shear_strength = 0;    // tau_c, Pa, > 0 (defaults to tensile_strength)
   double friction = 0.5;        // Coulomb coefficient for contacts, >= 0
+  double rolling_friction = 0;  // rolling resistance μ_r: torque up to μ_r |F_n| r, >= 0
   double restitution = 1.0;     // normal coefficient of restitution for contacts, (0, 1]
   double shear_modulus() const { return youngs_modulus / (2.0 * (1.0 + poisson_ratio)); }
 };
@@ -63,6 +64,7 @@ struct Obstacle {
   Eigen::Vector3d normal = Eigen::Vector3d::UnitZ(); // plane: unit normal pointing into the free side
   Eigen::Vector3d min = Eigen::Vector3d::Zero(), max = Eigen::Vector3d::Zero();  // box: particles stay inside
   double friction = 0.5;
+  double rolling_friction = 0;
   double restitution = 1.0;
 };
 
@@ -83,8 +85,11 @@ struct TimeControl {
 
 // Implicit BDEM: each step minimises the incremental potential on prod(R^3 x S^3) (notes 001 §2.8, §3).
 struct ImplicitControl {
+  // Incremental potential (notes 2.2): "backward_euler" (eqs. 5–6, first order, damps; what the paper runs)
+  // or "midpoint" (eqs. 2–4, symplectic, second order: V at (x + x_n)/2, predictor shifted by the last midpoint's ∇V).
+  std::string form = "backward_euler";
   std::string optimizer = "newton";  // "newton" (Riemannian Newton, Alg. 2/3) | "gradient" (Alg. 1)
-  double tolerance = 1e-6;           // converged when every particle's scaled residual (step / radius) is below
+  double tolerance = 1e-5;           // converged when every particle's scaled residual (step / radius) is below
   int max_iterations = 100;          // optimiser iterations per time step, >= 1
   double step_factor = 20;           // time step = step_factor x critical step when time.step is absent, > 0
   // Bond Hessian in the Newton matrix: "projected" (exact, per-bond eigenvalue clamp, notes 2.9), "exact"
@@ -92,7 +97,7 @@ struct ImplicitControl {
   std::string hessian = "gauss_newton";
   // Minimisations per step when bonds break: each round breaks the bonds within 90% of the largest
   // stress ratio and minimises again; 1 = the paper's single check at the end of the step.
-  int fracture_rounds = 8;
+  int fracture_rounds = 1;
 };
 
 struct OutputControl {

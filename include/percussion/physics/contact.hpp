@@ -3,7 +3,8 @@
 // loop (notes 001 §2.7). Normal: V = ½ k δ², δ = overlap > 0 (eq. 32), plus a viscous dashpot, with the
 // total normal force clamped to be non-attractive. Tangential: regularised Coulomb friction without
 // history: no tangential spring to store per pair keeps checkpoints and halo exchanges small, and the
-// implicit method replaces it with its own velocity post-process (eqs. 34–35).
+// implicit method replaces it with its own velocity post-process (eqs. 34–35). Rolling: a resistance
+// torque up to μ_r F_n r_eff against the relative spin (rolling_torque).
 //
 // Both bodies' forces act at one common contact point, so the pair conserves linear and angular momentum
 // to round-off, and friction power is −|F_t||v_t| <= 0.
@@ -56,13 +57,16 @@ inline double damping_ratio_for_restitution(double e) {
 struct ContactLaw {
   ContactLaw() = default;
   // Validates and derives the damping ratio; change the fields only through this constructor.
-  ContactLaw(double k, double e, double mu) : stiffness(k), restitution(e), friction(mu) {
-    if (!(k >= 0.0) || !(mu >= 0.0)) throw std::invalid_argument("contact stiffness and friction must be >= 0");
+  ContactLaw(double k, double e, double mu, double mu_rolling = 0.0)
+      : stiffness(k), restitution(e), friction(mu), rolling_friction(mu_rolling) {
+    if (!(k >= 0.0) || !(mu >= 0.0) || !(mu_rolling >= 0.0))
+      throw std::invalid_argument("contact stiffness and friction must be >= 0");
     damping_ratio = damping_ratio_for_restitution(e);
   }
   double stiffness = 0;      // k, N/m
   double restitution = 1;    // e in (0, 1]
   double friction = 0;       // Coulomb μ
+  double rolling_friction = 0;  // μ_r: rolling torque up to μ_r F_n r_eff
   double damping_ratio = 0;  // ζ with restitution_of_damping_ratio(ζ) = e
 };
 
@@ -88,6 +92,18 @@ inline void contact_forces(const ContactLaw& law, double delta, double sqrt_km, 
   const double per_speed = ct * s <= limit ? ct : limit / s;  // s == 0 takes the viscous branch
   ft = -per_speed * vt;
 }
+
+// Rolling resistance torque on i for relative spin `spin` = ω_i − ω_j: up to μ_r F_n r_eff against the
+// spin, regularised like the sliding friction (viscous, 2 sqrt(k m_eff) r_eff², below the limit), so it
+// stops a rolling sphere smoothly and never drives one. The pair's torques cancel: angular momentum holds.
+inline Eigen::Vector3d rolling_torque(const ContactLaw& law, double fn, double sqrt_km, double r_eff,
+                                      const Eigen::Vector3d& spin) {
+  if (law.rolling_friction <= 0.0) return Eigen::Vector3d::Zero();
+  const double s = spin.norm();
+  const double cr = 2.0 * sqrt_km * r_eff * r_eff;
+  const double limit = law.rolling_friction * fn * r_eff;
+  return -(cr * s <= limit ? cr : limit / s) * spin;
+}
 }  // namespace detail
 
 // Sphere i against sphere j. The contact point sits mid-overlap on the line of centres, at distances
@@ -108,11 +124,13 @@ inline ContactForce sphere_sphere(const Eigen::Vector3d& pi, const Eigen::Vector
   const Eigen::Vector3d slip = (vi + wi.cross(li * n)) - (vj - wj.cross(lj * n));
   double fn;
   Eigen::Vector3d ft;
-  detail::contact_forces(law, delta, std::sqrt(law.stiffness * (mi * mj / (mi + mj))), n, slip, fn, ft);
+  const double sqrt_km = std::sqrt(law.stiffness * (mi * mj / (mi + mj)));
+  detail::contact_forces(law, delta, sqrt_km, n, slip, fn, ft);
+  const Eigen::Vector3d rolling = detail::rolling_torque(law, fn, sqrt_km, ri * rj / reach, wi - wj);
   out.fi = ft - fn * n;
   out.fj = -out.fi;
-  out.ti = (li * n).cross(ft);
-  out.tj = (lj * n).cross(ft);  // (−l_j n) × (−F_t)
+  out.ti = (li * n).cross(ft) + rolling;
+  out.tj = (lj * n).cross(ft) - rolling;  // (−l_j n) × (−F_t)
   out.energy = 0.5 * law.stiffness * delta * delta;
   out.active = true;
   return out;
@@ -131,22 +149,26 @@ inline ContactForce sphere_plane(const Eigen::Vector3d& p, const Eigen::Vector3d
   const Eigen::Vector3d n = -unit_normal;             // from the sphere towards the wall
   double fn;
   Eigen::Vector3d ft;
-  detail::contact_forces(law, delta, std::sqrt(law.stiffness * m), n, v + w.cross(lever), fn, ft);
+  const double sqrt_km = std::sqrt(law.stiffness * m);
+  detail::contact_forces(law, delta, sqrt_km, n, v + w.cross(lever), fn, ft);
   out.fi = ft - fn * n;
-  out.ti = lever.cross(ft);
+  out.ti = lever.cross(ft) + detail::rolling_torque(law, fn, sqrt_km, r, w);
   out.energy = 0.5 * law.stiffness * delta * delta;
   out.active = true;
   return out;
 }
 
-// Pair law from two materials: μ = sqrt(μ_a μ_b) (zero if either is frictionless), e = min(e_a, e_b).
+// Pair law from two materials: μ = sqrt(μ_a μ_b) (zero if either is frictionless), likewise μ_r,
+// e = min(e_a, e_b).
 inline ContactLaw combine(const Material& a, const Material& b, double stiffness) {
-  return ContactLaw(stiffness, std::min(a.restitution, b.restitution), std::sqrt(a.friction * b.friction));
+  return ContactLaw(stiffness, std::min(a.restitution, b.restitution), std::sqrt(a.friction * b.friction),
+                    std::sqrt(a.rolling_friction * b.rolling_friction));
 }
 
 // Same rule between a material and an obstacle.
 inline ContactLaw combine(const Material& a, const Obstacle& o, double stiffness) {
-  return ContactLaw(stiffness, std::min(a.restitution, o.restitution), std::sqrt(a.friction * o.friction));
+  return ContactLaw(stiffness, std::min(a.restitution, o.restitution), std::sqrt(a.friction * o.friction),
+                    std::sqrt(a.rolling_friction * o.rolling_friction));
 }
 
 }  // namespace percussion::physics

@@ -10,6 +10,11 @@
 // linear in the gradient, so per-bond blocks sum exactly to the global Riemannian Hessian; this is what
 // makes per-element PSD projection (IPC-style) possible. Expect every loaded bond block to be indefinite
 // (see project_psd_bond), with negative eigenvalues of order |force|·L, small next to k_n L².
+//
+// The midpoint form (notes §2.2, eqs. 2–4) evaluates V at x_e = (x + x_n)/2, quaternions averaged as
+// 4-vectors (chords, not unit; every potential here is valid off S³), but minimises over the iterate x. By
+// the chain rule, with s = dx_e/dx = ½, the reduced gradient is s 𝒢(q)∇V(x_e) and the reduced Hessian
+// s² 𝒢(q)∇²V(x_e)𝒢(q)ᵀ − s (q·∇_qV(x_e)) I3: 𝒢 and the curvature term belong to the iterate's q, not to x_e.
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
@@ -28,6 +33,13 @@ struct BondReduced {
   double energy;
   Reduced12 gradient;
   Hessian12 hessian;
+};
+
+// Whose reduced coordinates a bond's derivatives are taken in (see the header comment): the iterate's
+// quaternions and s = dx_e/dx. Evaluating at the iterate itself is {q_i, q_j, 1}.
+struct ReducedAt {
+  quat::Quat qi, qj;
+  double scale;
 };
 
 // 𝒢 for one particle pair, 12 × 14. For tests and for anything that wants the dense operator; the
@@ -143,7 +155,7 @@ struct BondFirstOrder {
 // bond_reduced_gauss_newton so both see bit-identical first-order terms.
 inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat::Quat& qi,
                                            const Eigen::Vector3d& pj, const quat::Quat& qj, const BondRest& rest,
-                                           BondReduced& out) {
+                                           const ReducedAt& at, BondReduced& out) {
   BondFirstOrder f;
   f.sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
   f.qjs = f.sign * qj;  // q_j in q_i's hemisphere
@@ -164,27 +176,34 @@ inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat
   f.gqj = f.sign * (sh.g_n - bendtwist::gl_transpose_times(qi, c));  // w.r.t. stored q_j
 
   out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * f.t.dot(Kt);
-  out.gradient.segment<3>(0) = -gpj;
-  out.gradient.segment<3>(3) = quat::Gl(qi) * f.gqi;
-  out.gradient.segment<3>(6) = gpj;
-  out.gradient.segment<3>(9) = quat::Gl(qj) * f.gqj;
+  out.gradient.segment<3>(0) = -at.scale * gpj;
+  out.gradient.segment<3>(3) = at.scale * (quat::Gl(at.qi) * f.gqi);
+  out.gradient.segment<3>(6) = at.scale * gpj;
+  out.gradient.segment<3>(9) = at.scale * (quat::Gl(at.qj) * f.gqj);
   return f;
 }
 }  // namespace detail
 
-// Energy, reduced gradient and reduced Hessian of one bond. With project_psd the Hessian's negative
-// eigenvalues are clamped to zero (notes §2.9, project_psd_bond), so the assembled Newton matrix stays PSD.
+// Energy, reduced gradient and reduced Hessian of one bond at (p_i, q_i, p_j, q_j), in the coordinates `at`.
+// With project_psd the Hessian's negative eigenvalues are clamped to zero (notes §2.9, project_psd_bond), so
+// the assembled Newton matrix stays PSD.
 inline BondReduced bond_reduced(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
-                                const quat::Quat& qj, const BondRest& rest, bool project_psd) {
+                                const quat::Quat& qj, const BondRest& rest, bool project_psd, const ReducedAt& at) {
   BondReduced out;
-  const detail::BondFirstOrder f = detail::bond_energy_gradient(pi, qi, pj, qj, rest, out);
+  const detail::BondFirstOrder f = detail::bond_energy_gradient(pi, qi, pj, qj, rest, at, out);
   const BondDofs x = pack_bond(pi, qi, pj, qj);
   const BondHessian H = stretch::hessian(x, rest) + shear::hessian(x, rest) + bendtwist::hessian(x, rest);
-  out.hessian = reduce_hessian(H, qi, qj);
-  out.hessian.diagonal().segment<3>(3).array() -= qi.dot(f.gqi);
-  out.hessian.diagonal().segment<3>(9).array() -= qj.dot(f.gqj);
+  out.hessian = (at.scale * at.scale) * reduce_hessian(H, at.qi, at.qj);
+  out.hessian.diagonal().segment<3>(3).array() -= at.scale * at.qi.dot(f.gqi);
+  out.hessian.diagonal().segment<3>(9).array() -= at.scale * at.qj.dot(f.gqj);
   if (project_psd) project_psd_bond(out.hessian);
   return out;
+}
+
+// The same at the iterate itself.
+inline BondReduced bond_reduced(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                const quat::Quat& qj, const BondRest& rest, bool project_psd) {
+  return bond_reduced(pi, qi, pj, qj, rest, project_psd, {qi, qj, 1.0});
 }
 
 }  // namespace percussion::physics

@@ -159,6 +159,13 @@ void Domain::forward(std::vector<double>& field) {
   halo_.forward({{field.data(), 1}});
 }
 
+void Domain::forward(std::vector<Eigen::Vector3d>& p, std::vector<Eigen::Vector4d>& q) {
+  ScopedPhase timer(timers_, Phase::Halo);
+  p.resize(x.size());
+  q.resize(x.size());
+  halo_.forward({{flat(p), 3}, {flat(q), 4}});
+}
+
 void Domain::build_pairs() {
   // Candidates: every pair within r_a + r_b + skin whose smaller id is owned here, plus every intact bond.
   struct Entry { std::int64_t ga, gb; std::int32_t a, b, bond; };

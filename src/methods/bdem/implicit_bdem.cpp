@@ -31,6 +31,19 @@ constexpr double kFractureBand = 0.9;
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), system_(comm, "bdem_", 6) {
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
+  if (scene_.implicit.form != "midpoint") return;
+  // The midpoint predictor needs ∇V at the previous step's midpoint; a checkpoint carries it. A fresh start has
+  // none and uses zero, ẑ = x̂: then x_1 = x_0 + h v_0 − ½h² M⁻¹∇V((x_0 + x_1)/2) is second-order consistent
+  // with v_0 = v(0). (∇V(x_0) instead would apply the first step's force twice: a free fall would keep an
+  // error ½ g h t, and a released stiff mode with ωh ≫ 1 would triple its amplitude.)
+  vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());
+  vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
+  if (model.from_checkpoint) {
+    for (std::size_t i = 0; i < d_.n_owned; ++i) {
+      vgrad_p_[i] = model.force[d_.gid[i]];
+      vgrad_y_[i] = model.torque[d_.gid[i]];
+    }
+  }
 }
 
 void ImplicitBdem::prepare_matrix() {
@@ -55,6 +68,20 @@ double ImplicitBdem::evaluate(Want want) {
   particle_energy_.resize(n);
   const bool psd = scene_.implicit.hessian == "projected";
   const bool gauss_newton = scene_.implicit.hessian == "gauss_newton";
+  const bool midpoint = scene_.implicit.form == "midpoint";
+  // V is evaluated at x_e: the iterate (backward Euler) or the midpoint (x + x_n)/2, quaternions averaged as
+  // 4-vectors; s = dx_e/dx scales its gradient (s) and Hessian (s²) with respect to the iterate.
+  const double s = midpoint ? 0.5 : 1.0;
+  if (midpoint) {
+    p_mid_.resize(d_.x.size());
+    q_mid_.resize(d_.x.size());
+    for (std::size_t i = 0; i < d_.x.size(); ++i) {
+      p_mid_[i] = 0.5 * (d_.x[i] + p_n_[i]);
+      q_mid_[i] = 0.5 * (d_.q[i] + q_n_[i]);
+    }
+  }
+  const std::vector<Eigen::Vector3d>& xe = midpoint ? p_mid_ : d_.x;
+  const std::vector<Eigen::Vector4d>& qe = midpoint ? q_mid_ : d_.q;
   std::vector<double>& c = d_.pair_contributions();
   {
     ScopedPhase timer(timers_, Phase::Pairs);
@@ -78,18 +105,17 @@ double ImplicitBdem::evaluate(Want want) {
     };
     for (std::size_t k = 0; k < np; ++k) {
       const Pair& p = d_.pairs[k];
-      const auto& x = d_.x;
-      const auto& q = d_.q;
       double* g = &c[12 * k];
       if (p.bond >= 0 && d_.bonds[p.bond].intact) {
         const physics::BondRest& rest = d_.bonds[p.bond].rest;
         if (want == Want::Energy) {
-          pair_energy_[k] = physics::bond_energy(x[p.a], q[p.a], x[p.b], q[p.b], rest);
+          pair_energy_[k] = physics::bond_energy(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest);
           continue;
         }
+        const physics::ReducedAt at{d_.q[p.a], d_.q[p.b], s};  // derivatives along the iterate
         const physics::BondReduced br =
-            gauss_newton ? physics::bond_reduced_gauss_newton(x[p.a], q[p.a], x[p.b], q[p.b], rest)
-                         : physics::bond_reduced(x[p.a], q[p.a], x[p.b], q[p.b], rest, psd);
+            gauss_newton ? physics::bond_reduced_gauss_newton(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, at)
+                         : physics::bond_reduced(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, psd, at);
         pair_energy_[k] = br.energy;
         std::copy_n(br.gradient.data(), 12, g);
         if (want == Want::Hessian) {
@@ -100,19 +126,22 @@ double ImplicitBdem::evaluate(Want want) {
         }
         continue;
       }
-      const physics::PairReduced6 cp = physics::contact_penalty(x[p.a], d_.radius[p.a], x[p.b], d_.radius[p.b], contact_k_);
+      const physics::PairReduced6 cp =
+          physics::contact_penalty(xe[p.a], d_.radius[p.a], xe[p.b], d_.radius[p.b], contact_k_);
       pair_energy_[k] = cp.energy;
       if (want == Want::Energy) continue;
       std::fill_n(g, 12, 0.0);
-      std::copy_n(cp.gradient.data(), 3, g);
-      std::copy_n(cp.gradient.data() + 3, 3, g + 6);
+      for (int a = 0; a < 3; ++a) {
+        g[a] = s * cp.gradient[a];
+        g[6 + a] = s * cp.gradient[3 + a];
+      }
       // Inactive candidates insert zero blocks too: the first assembly drops slots never set, and the
       // pattern must hold every candidate until the next rebuild.
       if (want == Want::Hessian) {
         Block6 block = Block6::Zero();
         for (int bi = 0; bi < 2; ++bi)
           for (int bj = 0; bj < 2; ++bj) {
-            block.topLeftCorner<3, 3>() = cp.hessian.block<3, 3>(3 * bi, 3 * bj);
+            block.topLeftCorner<3, 3>() = (s * s) * cp.hessian.block<3, 3>(3 * bi, 3 * bj);
             add(k, bi ? p.b : p.a, bj ? p.b : p.a, block);
           }
       }
@@ -144,16 +173,16 @@ double ImplicitBdem::evaluate(Want want) {
     }
     const Eigen::Vector3d& p = d_.x[i];
     const double m = d_.mass[i], r = d_.radius[i];
-    double e = -m * scene_.gravity.dot(p);
+    double e = -m * scene_.gravity.dot(xe[i]);
     Vec6 g = Vec6::Zero();
     Block6 diag = Block6::Zero();
     for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
       geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
-        const physics::PlaneReduced3 pl = physics::plane_penalty(p, r, point, normal, contact_k_);
+        const physics::PlaneReduced3 pl = physics::plane_penalty(xe[i], r, point, normal, contact_k_);
         if (!pl.active) return;
         e += pl.energy;
-        g.head<3>() += pl.gradient;
-        diag.topLeftCorner<3, 3>() += pl.hessian;
+        g.head<3>() += s * pl.gradient;
+        diag.topLeftCorner<3, 3>() += (s * s) * pl.hessian;
       });
     if (want == Want::Energy) {
       particle_energy_[i] = e + physics::inertia_energy(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h);
@@ -161,8 +190,12 @@ double ImplicitBdem::evaluate(Want want) {
     }
     const physics::InertiaReduced in = physics::inertia(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h);
     particle_energy_[i] = e + in.energy;
+    if (midpoint) {  // ∇V at the midpoint (s undone), for the next step's predictor
+      vgrad_p_[i] = 2.0 * (g.head<3>() + (gp_[i] - s * m * scene_.gravity));
+      vgrad_y_[i] = 2.0 * gy_[i];
+    }
     g += in.gradient;
-    g.head<3>() += gp_[i] - m * scene_.gravity;
+    g.head<3>() += gp_[i] - s * m * scene_.gravity;
     g.tail<3>() += gy_[i];
     gradient_[i] = g;
     if (want == Want::Hessian) {
@@ -215,6 +248,7 @@ void ImplicitBdem::minimise() {
   const double h = dt_;
   const std::size_t n = d_.n_owned;
   const bool newton = scene_.implicit.optimizer == "newton";
+  const bool midpoint = scene_.implicit.form == "midpoint";
   direction_.resize(n);
   std::vector<double> rhs(6 * n), y(6 * n);
   int iterations = 0;
@@ -285,18 +319,22 @@ void ImplicitBdem::minimise() {
     if (d_.needs_rebuild(step_ + 1)) {
       d_.rebuild();
       prepare_matrix();
+      if (midpoint) d_.forward(p_n_, q_n_);  // x_n of the new ghosts
     }
   }
   newton_iterations_ += iterations;
   if (!converged) ++unconverged_steps_;
-
+  // The next midpoint predictor takes ∇V from the last evaluation: at the final state, unless the iterations
+  // ran out after a step.
+  if (midpoint && iterations == scene_.implicit.max_iterations) evaluate(Want::Gradient);
 }
 
 void ImplicitBdem::advance() {
   const double h = dt_;
   const std::size_t n = d_.n_owned;
-  const std::vector<Eigen::Vector3d> x_start(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
-  const std::vector<Eigen::Vector4d> q_start(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
+  const bool midpoint = scene_.implicit.form == "midpoint";
+  p_n_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
+  q_n_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
   p_hat_.resize(n);
   q_hat_.resize(n);
   {
@@ -313,11 +351,20 @@ void ImplicitBdem::advance() {
       q_hat_[i] = d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
       d_.x[i] = p_hat_[i];
       d_.q[i] = q_hat_[i].normalized();
+      if (midpoint) {
+        // ẑ = x̂ − ½h² M_s⁻¹ ∇V(x_{n−½}); x̂ stays the initial guess. Of ∇_qV only the part tangent at q_n enters,
+        // G_l(q_n)ᵀ G_l(q_n) ∇_qV = P(q_n) ∇_qV: the reduced 3-vector is what a checkpoint holds, and the normal
+        // part points along q_n, the direction of the unit-norm constraint force there.
+        const double m = d_.mass[i], r = d_.radius[i];
+        p_hat_[i] -= (0.5 * h * h / m) * vgrad_p_[i];
+        q_hat_[i] -= (0.5 * h * h / (1.6 * m * r * r)) * (quat::Gl(q_n_[i]).transpose() * vgrad_y_[i]);
+      }
     }
   }
   if (d_.needs_rebuild(step_ + 1)) d_.rebuild();
   else d_.refresh_ghosts();
   prepare_matrix();
+  if (midpoint) d_.forward(p_n_, q_n_);  // the pair terms read x_n of ghosts too
 
   minimise();
   // Progressive fracture inside the step (notes 7, "fracture bursts"): break only the most over-stressed
@@ -334,8 +381,8 @@ void ImplicitBdem::advance() {
     ScopedPhase timer(timers_, Phase::Integrate);
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) continue;
-      d_.v[i] = (d_.x[i] - x_start[i]) / h;
-      d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - q_start[i]) / h);
+      d_.v[i] = (d_.x[i] - p_n_[i]) / h;
+      d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - q_n_[i]) / h);
     }
   }
   d_.refresh_ghosts();
@@ -391,9 +438,13 @@ Observables ImplicitBdem::observables() {
 }
 
 void ImplicitBdem::write_checkpoint(const std::string& path) {
-  // The implicit step needs no forces from the previous step; the fields are written as zeros.
-  const std::vector<Eigen::Vector3d> zero(d_.n_owned, Eigen::Vector3d::Zero());
-  d_.write_checkpoint(path, step_, dt_, zero, zero);
+  // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros.
+  if (scene_.implicit.form == "midpoint") {
+    d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_);
+  } else {
+    const std::vector<Eigen::Vector3d> zero(d_.n_owned, Eigen::Vector3d::Zero());
+    d_.write_checkpoint(path, step_, dt_, zero, zero);
+  }
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

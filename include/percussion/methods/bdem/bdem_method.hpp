@@ -30,6 +30,7 @@ class BdemMethod : public Method {
   std::span<const std::int64_t> owned_ids() const { return {d_.gid.data(), d_.n_owned}; }
   std::span<const Eigen::Vector3d> owned_positions() const { return {d_.x.data(), d_.n_owned}; }
   std::span<const Eigen::Vector3d> owned_velocities() const { return {d_.v.data(), d_.n_owned}; }
+  std::span<const Eigen::Vector3d> owned_angular_velocities() const { return {d_.w.data(), d_.n_owned}; }
   std::span<const Eigen::Vector4d> owned_quaternions() const { return {d_.q.data(), d_.n_owned}; }
   const std::vector<Bond>& bonds() const { return d_.bonds; }
 

@@ -69,6 +69,7 @@ class Domain {
 
   // Collective: ghost slots of a per-particle field (owned values filled in) receive their owners' values.
   void forward(std::vector<double>& field);
+  void forward(std::vector<Eigen::Vector3d>& p, std::vector<Eigen::Vector4d>& q);
   // Per owned particle: how many partners it has among this rank's owned particles and elsewhere
   // (the block pattern of a pair-coupled matrix, fixed between rebuilds).
   const std::vector<int>& partners_owned() const { return partners_owned_; }

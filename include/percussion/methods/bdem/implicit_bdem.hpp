@@ -4,6 +4,8 @@
 // (or Riemannian gradient descent, Algorithm 1): reduced 6-dof gradient and PSD-projected Hessian, a PETSc
 // block system (prefix -bdem_) solved by CG, Armijo backtracking along geodesics; then friction as a
 // velocity post-process and fracture by the explicit method's stress criteria.
+// With implicit.form = "midpoint" it minimises the symplectic, second-order form (eqs. 2–4) instead:
+// Φ(x) = 1/(2h²)(x − ẑ)ᵀ M_s (x − ẑ) + V((x + x_n)/2), ẑ = x̂ − ½h² M_s⁻¹ ∇V((x_{n−1} + x_n)/2).
 #include <mpi.h>
 
 #include <Eigen/Core>
@@ -43,8 +45,13 @@ class ImplicitBdem final : public BdemMethod {
   double contact_k_ = 0;
   long pattern_of_rebuild_ = -1;
   std::vector<double> petsc_row_;                    // per local particle (owned + ghost), as doubles for the halo
-  std::vector<Eigen::Vector3d> p_hat_, p_base_;      // owned: predictor, line-search base
+  std::vector<Eigen::Vector3d> p_hat_, p_base_;      // owned: predictor (midpoint form: ẑ), line-search base
   std::vector<Eigen::Vector4d> q_hat_, q_base_;
+  std::vector<Eigen::Vector3d> p_n_, p_mid_;         // x_n (owned; midpoint form: + ghosts) and (x + x_n)/2
+  std::vector<Eigen::Vector4d> q_n_, q_mid_;
+  // Midpoint form: ∇V at the last step's midpoint per owned particle, as ∇_pV and G_l(q)∇_qV with q the state it
+  // reached (the next step's q_n); the next ẑ needs it and checkpoints carry it (as "force" and "torque").
+  std::vector<Eigen::Vector3d> vgrad_p_, vgrad_y_;
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch
