@@ -103,6 +103,8 @@ TEST(Fracture, BreaksOnlyAboveEitherThreshold) {
   EXPECT_TRUE(bond_breaks(1.0 + 1e-12, 0.0, 1.0, 1.0));
   EXPECT_TRUE(bond_breaks(0.0, 2.0, 1.0, 1.5));
   EXPECT_FALSE(bond_breaks(0.9, 1.4, 1.0, 1.5));
+  EXPECT_DOUBLE_EQ(physics::stress_ratio(0.5, 3.0, 1.0, 2.0), 1.5);
+  EXPECT_DOUBLE_EQ(physics::stress_ratio(0.9, 1.2, 0.5, 2.0), 1.8);
   // With the stretch case above: 5e4 > 3e4 breaks, half the stretch (2.5e4) does not.
   const BondRest b = rest(BondModel{});
   const Material m = material();

@@ -24,7 +24,8 @@ Scene spinning_sphere(const std::string& integrator) {
                      "friction": 0.5, "rolling_friction": )" + std::to_string(kMuRolling) + R"( } ],
     "bodies": [ { "material": "m", "particle_radius": 0.01, "bonded": false, "angular_velocity": [0, 0, 20],
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.02, 0.02, 0.02] } } ],
-    "obstacles": [ { "type": "plane", "point": [0, 0, 0.0], "normal": [0, 0, 1], "rolling_friction": 0.1 } ],
+    "obstacles": [ { "type": "plane", "point": [0, 0, 0.0], "normal": [0, 0, 1], "rolling_friction": )" +
+                              std::to_string(kMuRolling) + R"( } ],
     "gravity": [0, 0, -9.81], "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 } })",
                           "spin.json");
 }

@@ -75,9 +75,14 @@ inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, c
   return out;
 }
 
+// How far a bond is loaded relative to its strength, max(σ/σ_c, τ/τ_c): above 1 it breaks (eqs. 12–13).
+inline double stress_ratio(double sigma, double tau, double sigma_c, double tau_c) {
+  return std::max(sigma / sigma_c, tau / tau_c);
+}
+
 // Eqs. 12–13: a bond breaks when either stress exceeds its strength.
 inline bool bond_breaks(double sigma, double tau, double sigma_c, double tau_c) {
-  return sigma > sigma_c || tau > tau_c;
+  return stress_ratio(sigma, tau, sigma_c, tau_c) > 1.0;
 }
 
 }  // namespace percussion::physics

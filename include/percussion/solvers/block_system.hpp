@@ -1,7 +1,7 @@
 #pragma once
 // A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc:
-// a BAIJ matrix (AIJ with block size bs under an algebraic multigrid), preallocated from per-row block counts and reused while the pattern
-// holds, solved by KSP under an options prefix so users tune it from the command line
+// a BAIJ matrix (AIJ with block size bs under an algebraic multigrid), preallocated from per-row block
+// counts and reused while the pattern holds, solved by KSP under an options prefix so users tune it from the command line
 // (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...).
 #include <petscksp.h>
 

@@ -31,13 +31,13 @@ constexpr double kFractureBand = 0.9;
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), system_(comm, "bdem_", 6) {
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
+  vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
+  vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   if (scene_.implicit.form != "midpoint") return;
   // The midpoint predictor needs ∇V at the previous step's midpoint; a checkpoint carries it. A fresh start has
   // none and uses zero, ẑ = x̂: then x_1 = x_0 + h v_0 − ½h² M⁻¹∇V((x_0 + x_1)/2) is second-order consistent
   // with v_0 = v(0). (∇V(x_0) instead would apply the first step's force twice: a free fall would keep an
   // error ½ g h t, and a released stiff mode with ωh ≫ 1 would triple its amplitude.)
-  vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());
-  vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   if (model.from_checkpoint) {
     for (std::size_t i = 0; i < d_.n_owned; ++i) {
       vgrad_p_[i] = model.force[d_.gid[i]];
@@ -396,7 +396,7 @@ double ImplicitBdem::stress_ratio(const Bond& b) const {
   // Forces and moments rebuilt from the potentials at the current state (notes 2.6): max(σ/σ_c, τ/τ_c).
   const physics::BondForces bf =
       physics::bond_forces(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
-  return std::max(bf.sigma / b.sigma_c, bf.tau / b.tau_c);
+  return physics::stress_ratio(bf.sigma, bf.tau, b.sigma_c, b.tau_c);
 }
 
 double ImplicitBdem::largest_stress_ratio() {
@@ -439,12 +439,7 @@ Observables ImplicitBdem::observables() {
 
 void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros.
-  if (scene_.implicit.form == "midpoint") {
-    d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_);
-  } else {
-    const std::vector<Eigen::Vector3d> zero(d_.n_owned, Eigen::Vector3d::Zero());
-    d_.write_checkpoint(path, step_, dt_, zero, zero);
-  }
+  d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

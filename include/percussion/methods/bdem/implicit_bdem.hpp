@@ -49,8 +49,9 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Vector4d> q_hat_, q_base_;
   std::vector<Eigen::Vector3d> p_n_, p_mid_;         // x_n (owned; midpoint form: + ghosts) and (x + x_n)/2
   std::vector<Eigen::Vector4d> q_n_, q_mid_;
-  // Midpoint form: ∇V at the last step's midpoint per owned particle, as ∇_pV and G_l(q)∇_qV with q the state it
-  // reached (the next step's q_n); the next ẑ needs it and checkpoints carry it (as "force" and "torque").
+  // Midpoint form (zeros for backward Euler): ∇V at the last step's midpoint per owned particle, as ∇_pV and
+  // G_l(q)∇_qV with q the state it reached (the next step's q_n); the next ẑ needs it and checkpoints carry it
+  // (as "force" and "torque").
   std::vector<Eigen::Vector3d> vgrad_p_, vgrad_y_;
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
