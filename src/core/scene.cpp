@@ -1,6 +1,7 @@
 // Scene files: JSON -> validated Scene. The format is documented key by key in docs/scenes.md.
 #include "percussion/core/scene.hpp"
 
+#include <cctype>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -131,6 +132,24 @@ Obstacle parse_obstacle(const JsonChecker& c) {
   return o;
 }
 
+// "-name value -flag ...": a token starting with a dash and a letter names an option; the token after it is
+// its value unless it names one too ("-1" is a value).
+std::vector<std::pair<std::string, std::string>> parse_petsc_options(const JsonChecker& c, const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> options;
+  std::istringstream in(c.string_or(key, ""));
+  auto is_name = [](const std::string& t) { return t.size() > 1 && t[0] == '-' && std::isalpha(static_cast<unsigned char>(t[1])); };
+  for (std::string token; in >> token;) {
+    if (is_name(token)) {
+      options.emplace_back(token, "");
+      continue;
+    }
+    if (options.empty() || !options.back().second.empty())
+      c.fail_at(key, "expected PETSc options such as \"-bdem_pc_type gamg\", but \"" + token + "\" follows no option name");
+    options.back().second = token;
+  }
+  return options;
+}
+
 BoundaryCondition parse_boundary_condition(const JsonChecker& c) {
   c.expect_object({"region", "velocity", "angular_velocity", "center"});
   BoundaryCondition bc;
@@ -186,7 +205,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
-                                                       "step_factor", "hessian", "fracture_rounds"})) {
+                                                       "step_factor", "hessian", "fracture_rounds",
+                                                       "reuse_preconditioner", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
@@ -196,6 +216,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.hessian = c->choice_or("hessian", s.implicit.hessian, {"projected", "exact", "gauss_newton"}, "hessian");
     s.implicit.fracture_rounds =
         static_cast<int>(c->integer_or("fracture_rounds", s.implicit.fracture_rounds, Range::closed(1, 1000)));
+    s.implicit.reuse_preconditioner = c->boolean_or("reuse_preconditioner", s.implicit.reuse_preconditioner);
+    s.implicit.petsc_options = parse_petsc_options(*c, "petsc_options");
   }
 
   s.output.frame_interval = root.object("output", {"frame_interval"}).number("frame_interval", Range::positive());

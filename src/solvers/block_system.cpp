@@ -1,7 +1,9 @@
 #include "percussion/solvers/block_system.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "percussion/core/error.hpp"
 
@@ -22,19 +24,11 @@ BlockSystem::~BlockSystem() { destroy(); }
 void BlockSystem::destroy() {
   if (ksp_) KSPDestroy(&ksp_);
   if (A_) MatDestroy(&A_);
+  if (P_) MatDestroy(&P_);
+  if (near_null_) MatNullSpaceDestroy(&near_null_);
   if (b_) VecDestroy(&b_);
   if (y_) VecDestroy(&y_);
-}
-
-MatType BlockSystem::default_matrix_type() const {
-  // BAIJ stores one column index per block: on a 6x6-block bond Hessian it assembles ~4x and multiplies
-  // ~1.4x faster than AIJ. PETSc 3.18's algebraic multigrids (GAMG, hypre, ML) take AIJ only, so choosing
-  // one of them on the command line switches the default; -<prefix>mat_type still overrides both.
-  char pc[64] = "";
-  PetscBool set = PETSC_FALSE;
-  petsc_check(PetscOptionsGetString(nullptr, prefix_.c_str(), "-pc_type", pc, sizeof pc, &set), "PetscOptionsGetString");
-  const std::string type = set ? pc : "";
-  return type == PCGAMG || type == PCHYPRE || type == PCML ? MATAIJ : MATBAIJ;
+  built_ = false;
 }
 
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
@@ -45,10 +39,12 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   MPI_Comm_rank(comm_, &rank);
   if (rank == 0) first_row_ = 0;
   const PetscInt n = n_owned * bs_;
+  // BAIJ stores one column index per block: on a 6x6-block bond Hessian it assembles ~4x and multiplies
+  // ~1.4x faster than AIJ. -<prefix>mat_type overrides.
   petsc_check(MatCreate(comm_, &A_), "MatCreate");
   petsc_check(MatSetSizes(A_, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
   petsc_check(MatSetBlockSize(A_, bs_), "MatSetBlockSize");
-  petsc_check(MatSetType(A_, default_matrix_type()), "MatSetType");
+  petsc_check(MatSetType(A_, MATBAIJ), "MatSetType");
   petsc_check(MatSetOptionsPrefix(A_, prefix_.c_str()), "MatSetOptionsPrefix");
   petsc_check(MatSetFromOptions(A_), "MatSetFromOptions");
   petsc_check(MatXAIJSetPreallocation(A_, bs_, d_nnz.data(), o_nnz.data(), nullptr, nullptr), "MatXAIJSetPreallocation");
@@ -58,10 +54,16 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(KSPCreate(comm_, &ksp_), "KSPCreate");
   petsc_check(KSPSetOptionsPrefix(ksp_, prefix_.c_str()), "KSPSetOptionsPrefix");
   petsc_check(KSPSetType(ksp_, KSPCG), "KSPSetType");
+  // The true residual: the Newton forcing term bounds |A y + g| / |g|, whatever the preconditioner.
+  petsc_check(KSPSetNormType(ksp_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
   PC pc;
   petsc_check(KSPGetPC(ksp_, &pc), "KSPGetPC");
   petsc_check(PCSetType(pc, PCBJACOBI), "PCSetType");
   petsc_check(KSPSetFromOptions(ksp_), "KSPSetFromOptions");
+  PCType type = nullptr;
+  petsc_check(PCGetType(pc, &type), "PCGetType");
+  const std::string t = type ? type : "";
+  multigrid_ = t == PCGAMG || t == PCHYPRE || t == PCML;
   return first_row_;
 }
 
@@ -76,15 +78,48 @@ void BlockSystem::assemble() {
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
 }
 
-BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<double> solution, double rtol) {
+void BlockSystem::set_near_nullspace(std::span<const double> modes, int count) {
+  const std::size_t n = static_cast<std::size_t>(n_owned_) * static_cast<std::size_t>(bs_);
+  std::vector<Vec> vecs(static_cast<std::size_t>(count));
+  for (int k = 0; k < count; ++k) {
+    petsc_check(VecDuplicate(y_, &vecs[k]), "VecDuplicate");
+    PetscScalar* v = nullptr;
+    petsc_check(VecGetArray(vecs[k], &v), "VecGetArray");
+    std::copy_n(modes.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(k) * n), n, v);
+    petsc_check(VecRestoreArray(vecs[k], &v), "VecRestoreArray");
+    for (int j = 0; j < k; ++j) {  // modified Gram–Schmidt: MatNullSpaceCreate wants orthonormal vectors
+      PetscScalar dot = 0;
+      petsc_check(VecDot(vecs[k], vecs[j], &dot), "VecDot");
+      petsc_check(VecAXPY(vecs[k], -dot, vecs[j]), "VecAXPY");
+    }
+    petsc_check(VecNormalize(vecs[k], nullptr), "VecNormalize");
+  }
+  if (near_null_) petsc_check(MatNullSpaceDestroy(&near_null_), "MatNullSpaceDestroy");
+  petsc_check(MatNullSpaceCreate(comm_, PETSC_FALSE, count, vecs.data(), &near_null_), "MatNullSpaceCreate");
+  for (Vec& v : vecs) petsc_check(VecDestroy(&v), "VecDestroy");
+}
+
+BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<double> solution, double rtol,
+                                       bool refresh) {
   PetscScalar* b = nullptr;
   petsc_check(VecGetArray(b_, &b), "VecGetArray");
   std::copy(rhs.begin(), rhs.end(), b);
   petsc_check(VecRestoreArray(b_, &b), "VecRestoreArray");
   petsc_check(VecSet(y_, 0.0), "VecSet");  // CG from zero keeps the slope of the line search negative
-  petsc_check(KSPSetOperators(ksp_, A_, A_), "KSPSetOperators");
+  refresh = refresh || !built_;
+  if (refresh && multigrid_) {
+    PetscBool aij = PETSC_FALSE;
+    petsc_check(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(A_), &aij, MATSEQAIJ, MATMPIAIJ, ""),
+                "PetscObjectTypeCompareAny");
+    if (P_) petsc_check(MatDestroy(&P_), "MatDestroy");
+    if (!aij) petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &P_), "MatConvert");
+    if (near_null_) petsc_check(MatSetNearNullSpace(P_ ? P_ : A_, near_null_), "MatSetNearNullSpace");
+  }
+  petsc_check(KSPSetOperators(ksp_, A_, P_ ? P_ : A_), "KSPSetOperators");
+  petsc_check(KSPSetReusePreconditioner(ksp_, refresh ? PETSC_FALSE : PETSC_TRUE), "KSPSetReusePreconditioner");
   petsc_check(KSPSetTolerances(ksp_, rtol, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
   petsc_check(KSPSolve(ksp_, b_, y_), "KSPSolve");
+  built_ = true;
   Result r{};
   KSPConvergedReason reason;
   petsc_check(KSPGetConvergedReason(ksp_, &reason), "KSPGetConvergedReason");

@@ -98,6 +98,12 @@ struct ImplicitControl {
   // Minimisations per step when bonds break: each round breaks the bonds within 90% of the largest
   // stress ratio and minimises again; 1 = the paper's single check at the end of the step.
   int fracture_rounds = 1;
+  // Keep the Newton matrix's preconditioner through the Newton iterations of a step (rebuilt when CG
+  // slows down); false rebuilds it every iteration.
+  bool reuse_preconditioner = true;
+  // PETSc options for the step's linear solver, e.g. "-bdem_pc_type gamg" for the paper-size scenes; the
+  // command line overrides them. Pairs of name (with its dash) and value ("" for a flag).
+  std::vector<std::pair<std::string, std::string>> petsc_options;
 };
 
 struct OutputControl {

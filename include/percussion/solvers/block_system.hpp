@@ -1,8 +1,9 @@
 #pragma once
-// A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc:
-// a BAIJ matrix (AIJ with block size bs under an algebraic multigrid), preallocated from per-row block
-// counts and reused while the pattern holds, solved by KSP under an options prefix so users tune it from the command line
-// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...).
+// A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: a BAIJ matrix
+// preallocated from per-row block counts and reused while the pattern holds, solved by KSP under an options
+// prefix so users tune it from the command line (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor,
+// -bdem_ksp_converged_reason, ...). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the
+// matrix, since PETSc 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
 #include <span>
@@ -12,7 +13,8 @@ namespace percussion::solvers {
 
 class BlockSystem {
  public:
-  // Defaults (CG, block Jacobi) may be overridden by the options database under `prefix`.
+  // Defaults (CG, block Jacobi, unpreconditioned residual norm) may be overridden by the options database
+  // under `prefix`.
   BlockSystem(MPI_Comm comm, std::string prefix, int block_size);
   ~BlockSystem();
   BlockSystem(const BlockSystem&) = delete;
@@ -28,18 +30,29 @@ class BlockSystem {
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
   void assemble();                                              // collective
 
+  // True when the preconditioner is an algebraic multigrid, which wants a near-nullspace.
+  bool multigrid() const { return multigrid_; }
+  // Collective. `modes` holds `count` vectors of bs values per owned row, one after the other (for bonded
+  // particles: the six rigid-body motions). They are orthonormalised and given to the multigrid at its next
+  // set-up as the near-nullspace its coarse spaces must represent.
+  void set_near_nullspace(std::span<const double> modes, int count);
+
   struct Result { PetscInt iterations; int reason; double residual_norm; };
-  // Collective. rhs and solution hold bs values per owned row.
-  Result solve(std::span<const double> rhs, std::span<double> solution, double rtol);
+  // Collective. rhs and solution hold bs values per owned row. With refresh false the preconditioner of the
+  // last refresh is kept although the matrix changed (lagged: Newton iterations of one time step), which
+  // saves its set-up; the first solve after preallocate() always builds it.
+  Result solve(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh = true);
 
  private:
   void destroy();
-  MatType default_matrix_type() const;
   MPI_Comm comm_;
   std::string prefix_;
   int bs_;
   PetscInt first_row_ = 0, n_owned_ = 0;
+  bool multigrid_ = false, built_ = false;
   Mat A_ = nullptr;
+  Mat P_ = nullptr;  // AIJ copy the multigrid is built from (null: the preconditioner uses A_)
+  MatNullSpace near_null_ = nullptr;
   Vec b_ = nullptr, y_ = nullptr;
   KSP ksp_ = nullptr;
 };

@@ -35,6 +35,7 @@ class ImplicitBdem final : public BdemMethod {
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
   double residual() const;                // collective: max scaled step |h² M⁻¹ g| / r
+  void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
   void minimise();                        // collective: Newton (or gradient) iterations to convergence
   void apply_friction();
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
@@ -43,7 +44,9 @@ class ImplicitBdem final : public BdemMethod {
 
   solvers::BlockSystem system_;
   double contact_k_ = 0;
+  bool monitor_ = false;  // -bdem_newton_monitor: print each Newton iteration's residual, Krylov count, step
   long pattern_of_rebuild_ = -1;
+  long fresh_krylov_ = 0, last_krylov_ = 0;          // CG iterations after the last refresh, and the last
   std::vector<double> petsc_row_;                    // per local particle (owned + ghost), as doubles for the halo
   std::vector<Eigen::Vector3d> p_hat_, p_base_;      // owned: predictor (midpoint form: ẑ), line-search base
   std::vector<Eigen::Vector4d> q_hat_, q_base_;
@@ -56,6 +59,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch
+  std::vector<double> rigid_modes_;                   // six rigid motions, 6 values per owned particle each
   std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
   double interaction_energy_ = 0;
   long contacts_ = 0;
