@@ -23,6 +23,7 @@ BlockSystem::~BlockSystem() { destroy(); }
 
 void BlockSystem::destroy() {
   if (ksp_) KSPDestroy(&ksp_);
+  if (fallback_) KSPDestroy(&fallback_);
   if (A_) MatDestroy(&A_);
   if (P_) MatDestroy(&P_);
   if (near_null_) MatNullSpaceDestroy(&near_null_);
@@ -101,11 +102,6 @@ void BlockSystem::set_near_nullspace(std::span<const double> modes, int count) {
 
 BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<double> solution, double rtol,
                                        bool refresh) {
-  PetscScalar* b = nullptr;
-  petsc_check(VecGetArray(b_, &b), "VecGetArray");
-  std::copy(rhs.begin(), rhs.end(), b);
-  petsc_check(VecRestoreArray(b_, &b), "VecRestoreArray");
-  petsc_check(VecSet(y_, 0.0), "VecSet");  // CG from zero keeps the slope of the line search negative
   refresh = refresh || !built_;
   if (refresh && multigrid_) {
     PetscBool aij = PETSC_FALSE;
@@ -117,14 +113,39 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
   }
   petsc_check(KSPSetOperators(ksp_, A_, P_ ? P_ : A_), "KSPSetOperators");
   petsc_check(KSPSetReusePreconditioner(ksp_, refresh ? PETSC_FALSE : PETSC_TRUE), "KSPSetReusePreconditioner");
-  petsc_check(KSPSetTolerances(ksp_, rtol, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
-  petsc_check(KSPSolve(ksp_, b_, y_), "KSPSolve");
   built_ = true;
+  return run(ksp_, rhs, solution, rtol);
+}
+
+BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
+                                                    double rtol) {
+  if (!fallback_) {
+    petsc_check(KSPCreate(comm_, &fallback_), "KSPCreate");
+    petsc_check(KSPSetOptionsPrefix(fallback_, (prefix_ + "fallback_").c_str()), "KSPSetOptionsPrefix");
+    petsc_check(KSPSetType(fallback_, KSPCG), "KSPSetType");
+    petsc_check(KSPSetNormType(fallback_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
+    PC pc;
+    petsc_check(KSPGetPC(fallback_, &pc), "KSPGetPC");
+    petsc_check(PCSetType(pc, PCPBJACOBI), "PCSetType");
+    petsc_check(KSPSetFromOptions(fallback_), "KSPSetFromOptions");
+  }
+  petsc_check(KSPSetOperators(fallback_, A_, A_), "KSPSetOperators");
+  return run(fallback_, rhs, solution, rtol);
+}
+
+BlockSystem::Result BlockSystem::run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol) {
+  PetscScalar* b = nullptr;
+  petsc_check(VecGetArray(b_, &b), "VecGetArray");
+  std::copy(rhs.begin(), rhs.end(), b);
+  petsc_check(VecRestoreArray(b_, &b), "VecRestoreArray");
+  petsc_check(VecSet(y_, 0.0), "VecSet");  // CG from zero keeps the slope of the line search negative
+  petsc_check(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
+  petsc_check(KSPSolve(ksp, b_, y_), "KSPSolve");
   Result r{};
   KSPConvergedReason reason;
-  petsc_check(KSPGetConvergedReason(ksp_, &reason), "KSPGetConvergedReason");
-  petsc_check(KSPGetIterationNumber(ksp_, &r.iterations), "KSPGetIterationNumber");
-  petsc_check(KSPGetResidualNorm(ksp_, &r.residual_norm), "KSPGetResidualNorm");
+  petsc_check(KSPGetConvergedReason(ksp, &reason), "KSPGetConvergedReason");
+  petsc_check(KSPGetIterationNumber(ksp, &r.iterations), "KSPGetIterationNumber");
+  petsc_check(KSPGetResidualNorm(ksp, &r.residual_norm), "KSPGetResidualNorm");
   r.reason = static_cast<int>(reason);
   const PetscScalar* y = nullptr;
   petsc_check(VecGetArrayRead(y_, &y), "VecGetArrayRead");

@@ -15,6 +15,7 @@
 #include "percussion/physics/manifold_bond.hpp"
 #include "percussion/physics/manifold_bond_gn.hpp"
 #include "percussion/physics/quaternion.hpp"
+#include "percussion/physics/rigid_modes.hpp"
 
 namespace {
 
@@ -116,6 +117,43 @@ TEST(GaussNewtonBond, HessianIsSymmetricPsdAndEqualsJtWJ) {
     if (ex.eigenvalues()[0] < -1e-9 * lmax) ++exact_indefinite;
   }
   EXPECT_GE(exact_indefinite, 20);  // the states are ones where the exact Hessian needs projecting
+}
+
+// The multigrid's near-nullspace: the bond energy is invariant under the six rigid modes, so the gradient is
+// orthogonal to them and moving along one by the retraction leaves the energy unchanged to second order
+// (central differences). The Gauss–Newton Hessian annihilates translations at any state and all six modes
+// at rest; a stressed bond's residual vector turns with a rotation, so there rotations are only nearly null.
+TEST(GaussNewtonBond, RigidModesAreItsNullSpace) {
+  Rng rng;
+  auto modes_of = [](const State& s, const Vector3d& centre) {
+    Eigen::Matrix<double, 12, 6> m;
+    m.topRows<6>() = rigid_modes(s.pi, s.qi, centre);
+    m.bottomRows<6>() = rigid_modes(s.pj, s.qj, centre);
+    return m;
+  };
+  for (const State& s : sample_states(rng)) {
+    const Eigen::Matrix<double, 12, 6> modes = modes_of(s, rng.vec());
+    const BondReduced gn = gn_of(s);
+    const double lmax = gn.hessian.lpNorm<Eigen::Infinity>();
+    EXPECT_LE((gn.hessian * modes.leftCols<3>()).lpNorm<Eigen::Infinity>(), 1e-12 * lmax);
+    const double gscale = std::max(1.0, gn.gradient.norm());
+    EXPECT_LE((gn.gradient.transpose() * modes).lpNorm<Eigen::Infinity>(), 1e-12 * gscale);
+    const double h = 1e-5;
+    for (int k = 0; k < 6; ++k) {
+      const Reduced12 e = h * modes.col(k);
+      const double slope = (energy_of(retract(s, e)) - energy_of(retract(s, -e))) / (2.0 * h);
+      EXPECT_LE(std::abs(slope), 1e-7 * gscale) << "mode " << k;
+    }
+    // Not a vacuous check: a non-rigid perturbation does change the energy.
+    EXPECT_GT((gn.hessian * rng.vector12()).norm(), 1e-3 * lmax);
+  }
+  for (const BondModel& model : models())
+    for (bool flip : {false, true}) {
+      const State s = rng.rigid_rest(model, flip);
+      const BondReduced gn = gn_of(s);
+      EXPECT_LE((gn.hessian * modes_of(s, rng.vec())).lpNorm<Eigen::Infinity>(),
+                1e-12 * gn.hessian.lpNorm<Eigen::Infinity>());
+    }
 }
 
 TEST(GaussNewtonBond, ResidualJacobiansMatchCentralDifferencesAlongRetraction) {

@@ -206,6 +206,19 @@ TEST(Scene, ImplicitFormDefaultsToBackwardEuler) {
   EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.form, "midpoint");
 }
 
+TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
+  json doc = base_scene();
+  doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
+                         {"reuse_preconditioner", false}};
+  const Scene s = parse_scene_text(doc.dump(), "t.json");
+  using Option = std::pair<std::string, std::string>;
+  const std::vector<Option> expected = {
+      {"-bdem_pc_type", "gamg"}, {"-bdem_ksp_monitor", ""}, {"-bdem_pc_gamg_threshold", "-1"}};
+  EXPECT_EQ(s.implicit.petsc_options, expected);
+  EXPECT_FALSE(s.implicit.reuse_preconditioner);
+  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.reuse_preconditioner);
+}
+
 TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
   const json rock = base_scene()["materials"][0];
   const std::vector<BadCase> cases = {
@@ -274,6 +287,11 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/integrator", "rk4", "/integrator: unknown integrator 'rk4' (expected one of: explicit, implicit)"},
       {"/implicit", json{{"form", "trapezoid"}},
        "/implicit/form: unknown form 'trapezoid' (expected one of: backward_euler, midpoint)"},
+      {"/implicit", json{{"petsc_options", "gamg -bdem_ksp_monitor"}},
+       "/implicit/petsc_options: expected PETSc options such as \"-bdem_pc_type gamg\", but \"gamg\" follows no option name"},
+      {"/implicit", json{{"petsc_options", "-bdem_pc_type gamg hypre"}},
+       "/implicit/petsc_options: expected PETSc options such as \"-bdem_pc_type gamg\", but \"hypre\" follows no"},
+      {"/implicit", json{{"reuse_preconditioner", 1}}, "/implicit/reuse_preconditioner: expected"},
   };
   ASSERT_GE(cases.size(), 20u);
   for (const BadCase& c : cases) {

@@ -42,6 +42,9 @@ class BlockSystem {
   // last refresh is kept although the matrix changed (lagged: Newton iterations of one time step), which
   // saves its set-up; the first solve after preallocate() always builds it.
   Result solve(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh = true);
+  // Collective. The same system by CG with point-block Jacobi (bs×bs diagonal blocks inverted), which stays
+  // SPD where an incomplete factorisation breaks down; options under `prefix`fallback_.
+  Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
 
  private:
   void destroy();
@@ -54,7 +57,8 @@ class BlockSystem {
   Mat P_ = nullptr;  // AIJ copy the multigrid is built from (null: the preconditioner uses A_)
   MatNullSpace near_null_ = nullptr;
   Vec b_ = nullptr, y_ = nullptr;
-  KSP ksp_ = nullptr;
+  KSP ksp_ = nullptr, fallback_ = nullptr;
+  Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
 };
 
 // PETSc reports errors by code; turn one into an exception naming the call.

@@ -14,6 +14,7 @@
 #include "percussion/physics/manifold_contact.hpp"
 #include "percussion/physics/manifold_inertia.hpp"
 #include "percussion/physics/quaternion.hpp"
+#include "percussion/physics/rigid_modes.hpp"
 
 namespace percussion::bdem {
 namespace {
@@ -33,22 +34,23 @@ constexpr double kFractureBand = 0.9;
 
 }  // namespace
 
-namespace {
-// The scene's PETSc options enter the options database unless the command line set them already.
-const Scene& with_scene_petsc_options(const Scene& scene) {
+ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
   for (const auto& [name, value] : scene.implicit.petsc_options) {
     PetscBool set = PETSC_FALSE;
     solvers::petsc_check(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set), "PetscOptionsHasName");
-    if (!set)
-      solvers::petsc_check(PetscOptionsSetValue(nullptr, name.c_str(), value.empty() ? nullptr : value.c_str()),
-                           "PetscOptionsSetValue");
+    if (set) continue;  // the command line (or an outer scene) wins
+    solvers::petsc_check(PetscOptionsSetValue(nullptr, name.c_str(), value.empty() ? nullptr : value.c_str()),
+                         "PetscOptionsSetValue");
+    inserted_.push_back(name);
   }
-  return scene;
 }
-}  // namespace
+
+ScenePetscOptions::~ScenePetscOptions() {
+  for (const std::string& name : inserted_) PetscOptionsClearValue(nullptr, name.c_str());
+}
 
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
-    : BdemMethod(with_scene_petsc_options(scene), comm, model), system_(comm, "bdem_", 6) {
+    : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6) {
   contact_k_ = d_.pair_law(0, 0).stiffness;
   PetscBool monitor = PETSC_FALSE;
   PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor);
@@ -85,28 +87,17 @@ void ImplicitBdem::prepare_matrix() {
 
 void ImplicitBdem::set_rigid_modes_if_multigrid() {
   if (!system_.multigrid()) return;
-  // The six rigid motions in reduced coordinates (δp, y), y the half-angle body-frame rotation: a translation
-  // e_k moves every particle by e_k; a world rotation θ = e_k moves p by e_k × p (about the centroid, for
-  // conditioning) and turns each particle by y = ½ R(q)ᵀ e_k. Bonds and contacts store no energy along them.
+  // About the centroid, so the rotation modes are not dominated by a translation.
   const std::size_t n = d_.n_owned;
   double local[4] = {0, 0, 0, static_cast<double>(n)}, global[4];
   for (std::size_t i = 0; i < n; ++i)
     for (int a = 0; a < 3; ++a) local[a] += d_.x[i][a];
   MPI_Allreduce(local, global, 4, MPI_DOUBLE, MPI_SUM, d_.comm);
   const Eigen::Vector3d centre = Eigen::Vector3d(global[0], global[1], global[2]) / std::max(1.0, global[3]);
-  rigid_modes_.assign(6 * 6 * n, 0.0);
+  rigid_modes_.resize(6 * 6 * n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Eigen::Matrix3d rt = quat::rotation_matrix(d_.q[i]).transpose();
-    const Eigen::Vector3d arm = d_.x[i] - centre;
-    for (int k = 0; k < 3; ++k) {
-      const Eigen::Vector3d e = Eigen::Vector3d::Unit(k);
-      double* translation = &rigid_modes_[(k * n + i) * 6];
-      double* rotation = &rigid_modes_[((3 + k) * n + i) * 6];
-      translation[k] = 1.0;
-      const Eigen::Vector3d move = e.cross(arm), turn = 0.5 * rt * e;
-      std::copy_n(move.data(), 3, rotation);
-      std::copy_n(turn.data(), 3, rotation + 3);
-    }
+    const Eigen::Matrix<double, 6, 6> m = physics::rigid_modes(d_.x[i], d_.q[i], centre);
+    for (std::size_t k = 0; k < 6; ++k) std::copy_n(m.col(static_cast<Eigen::Index>(k)).data(), 6, &rigid_modes_[(k * n + i) * 6]);
   }
   system_.set_near_nullspace(rigid_modes_, 6);
 }
@@ -342,6 +333,14 @@ void ImplicitBdem::minimise() {
         result = system_.solve(rhs, y, rtol, refresh);
         krylov_iterations_ += result.iterations;
       }
+      if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) {
+        // CG broke down on an indefinite preconditioner: an incomplete factorisation can lose definiteness on
+        // contact-dominated matrices (seen on plate_drop_small, where Newton then stalled on the tiny direction
+        // for 100 iterations). Point-block Jacobi (6x6 diagonal blocks) stays SPD.
+        result = system_.solve_block_jacobi(rhs, y, rtol);
+        krylov_iterations_ += result.iterations;
+        ++fallback_solves_;
+      }
       last_krylov_ = result.iterations;
       if (refresh) fresh_krylov_ = result.iterations;
       if (monitor_ && d_.rank == 0) std::fprintf(stderr, "  krylov %d\n", static_cast<int>(result.iterations));
@@ -521,6 +520,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"newton_per_step", static_cast<double>(newton_iterations_) / steps},
           {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
           {"line_search_failures", static_cast<double>(line_search_failures_)},
+          {"point_block_jacobi_fallbacks", static_cast<double>(fallback_solves_)},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

@@ -19,6 +19,19 @@
 
 namespace percussion::bdem {
 
+// The scene's implicit.petsc_options in PETSc's options database while the method lives, except those the
+// command line set (it wins); removed again afterwards.
+class ScenePetscOptions {
+ public:
+  explicit ScenePetscOptions(const Scene& scene);
+  ~ScenePetscOptions();
+  ScenePetscOptions(const ScenePetscOptions&) = delete;
+  ScenePetscOptions& operator=(const ScenePetscOptions&) = delete;
+
+ private:
+  std::vector<std::string> inserted_;
+};
+
 class ImplicitBdem final : public BdemMethod {
  public:
   ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model);
@@ -42,6 +55,7 @@ class ImplicitBdem final : public BdemMethod {
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
 
+  ScenePetscOptions scene_options_;  // before system_: its KSP reads them
   solvers::BlockSystem system_;
   double contact_k_ = 0;
   bool monitor_ = false;  // -bdem_newton_monitor: print each Newton iteration's residual, Krylov count, step
@@ -65,6 +79,7 @@ class ImplicitBdem final : public BdemMethod {
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
+  long fallback_solves_ = 0;
   long steps_run_ = 0;
 };
 
