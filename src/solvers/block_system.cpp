@@ -16,6 +16,23 @@ void petsc_check(PetscErrorCode code, const char* what) {
   throw NumericalError(std::string("PETSc: ") + what + " failed: " + (text ? text : "unknown error"));
 }
 
+namespace {
+// CG with the given default preconditioner, both overridable under `prefix`. Its norm is the true residual:
+// the Newton forcing term bounds |A y + g| / |g|, whatever the preconditioner.
+KSP make_cg(MPI_Comm comm, const std::string& prefix, PCType pc_type) {
+  KSP ksp;
+  petsc_check(KSPCreate(comm, &ksp), "KSPCreate");
+  petsc_check(KSPSetOptionsPrefix(ksp, prefix.c_str()), "KSPSetOptionsPrefix");
+  petsc_check(KSPSetType(ksp, KSPCG), "KSPSetType");
+  petsc_check(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
+  PC pc;
+  petsc_check(KSPGetPC(ksp, &pc), "KSPGetPC");
+  petsc_check(PCSetType(pc, pc_type), "PCSetType");
+  petsc_check(KSPSetFromOptions(ksp), "KSPSetFromOptions");
+  return ksp;
+}
+}  // namespace
+
 BlockSystem::BlockSystem(MPI_Comm comm, std::string prefix, int block_size)
     : comm_(comm), prefix_(std::move(prefix)), bs_(block_size) {}
 
@@ -52,15 +69,9 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatSetOption(A_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
-  petsc_check(KSPCreate(comm_, &ksp_), "KSPCreate");
-  petsc_check(KSPSetOptionsPrefix(ksp_, prefix_.c_str()), "KSPSetOptionsPrefix");
-  petsc_check(KSPSetType(ksp_, KSPCG), "KSPSetType");
-  // The true residual: the Newton forcing term bounds |A y + g| / |g|, whatever the preconditioner.
-  petsc_check(KSPSetNormType(ksp_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
+  ksp_ = make_cg(comm_, prefix_, PCBJACOBI);
   PC pc;
   petsc_check(KSPGetPC(ksp_, &pc), "KSPGetPC");
-  petsc_check(PCSetType(pc, PCBJACOBI), "PCSetType");
-  petsc_check(KSPSetFromOptions(ksp_), "KSPSetFromOptions");
   PCType type = nullptr;
   petsc_check(PCGetType(pc, &type), "PCGetType");
   const std::string t = type ? type : "";
@@ -119,16 +130,7 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
 
 BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
                                                     double rtol) {
-  if (!fallback_) {
-    petsc_check(KSPCreate(comm_, &fallback_), "KSPCreate");
-    petsc_check(KSPSetOptionsPrefix(fallback_, (prefix_ + "fallback_").c_str()), "KSPSetOptionsPrefix");
-    petsc_check(KSPSetType(fallback_, KSPCG), "KSPSetType");
-    petsc_check(KSPSetNormType(fallback_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
-    PC pc;
-    petsc_check(KSPGetPC(fallback_, &pc), "KSPGetPC");
-    petsc_check(PCSetType(pc, PCPBJACOBI), "PCSetType");
-    petsc_check(KSPSetFromOptions(fallback_), "KSPSetFromOptions");
-  }
+  if (!fallback_) fallback_ = make_cg(comm_, prefix_ + "fallback_", PCPBJACOBI);
   petsc_check(KSPSetOperators(fallback_, A_, A_), "KSPSetOperators");
   return run(fallback_, rhs, solution, rtol);
 }
