@@ -5,7 +5,10 @@
 # matched; then compares the "gradient" and "newton" optimisers on beam_drape_small.
 # Usage: scripts/bench/implicit_vs_explicit.sh [SCENE.json ...]     (default: inputs/bdem/*_small.json)
 # Environment: BUILD_DIR (default build) is configured and built first unless PERCUSSION_BENCH_NO_BUILD=1;
-# KEEP=1 keeps the run directories (they are printed either way).
+# KEEP=1 keeps the run directories (they are printed either way); WINDOW_STEPS=K runs both integrators over
+# only the first K implicit steps of each scene (the paper-size scenes: their explicit runs take hours), still
+# reporting seconds per frame of the scene's frame interval, e.g.
+#   WINDOW_STEPS=8 scripts/bench/implicit_vs_explicit.sh inputs/bdem/{beam_stretch,beam_twist,chocolate_drop}.json
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -59,7 +62,7 @@ done
 # beam_drape_small), so it runs at its own stable step, time.step_factor x T.
 variant() {
   "$python" - "$@" <<'EOF'
-import json, math, sys
+import json, math, os, sys
 src, dst, integrator = sys.argv[1:4]
 optimizer = sys.argv[4] if len(sys.argv) > 4 else None
 with open(src) as f:
@@ -78,6 +81,16 @@ if integrator == "explicit" and step is not None and step > critical:
     del scene["time"]["step"]
     print(f"bench: {src}: explicit copy drops time.step = {step:g} s (> critical step {critical:.3g} s)",
           file=sys.stderr)
+window = int(os.environ.get("WINDOW_STEPS", "0"))
+if window > 0:
+    # Paper-size scenes: both integrators cover the same first `window` implicit steps; seconds per frame
+    # keep the scene's own frame interval (saved beside the copy), the trajectory gets two frames.
+    implicit_step = scene["time"].get("step") or scene.get("implicit", {}).get("step_factor", 20) * critical
+    end = window * implicit_step
+    with open(dst + ".frame", "w") as f:
+        f.write(repr(scene["output"]["frame_interval"]))
+    scene["time"]["end"] = end
+    scene["output"]["frame_interval"] = end / 2
 with open(dst, "w") as f:
     json.dump(scene, f, indent=1)
 EOF
@@ -109,7 +122,7 @@ done
 
 drape=inputs/bdem/beam_drape_small.json
 optimizers=()
-if [[ -f "$drape" ]]; then
+if [[ -f "$drape" && "${WINDOW_STEPS:-0}" == 0 ]]; then
   for optimizer in gradient newton; do
     variant "$drape" "$work/drape.$optimizer.json" implicit "$optimizer"
     run "drape.$optimizer" "$work/drape.$optimizer.json"
@@ -134,8 +147,8 @@ def loop_seconds(summary):
     # wall of the time loop: the whole run minus the set-up phase (generation, partition, bonding)
     return summary["wall_seconds"] - summary["phases"].get("setup", {}).get("max", 0.0)
 
-def seconds_per_frame(summary, scene):
-    frames = summary["simulated_time"] / scene["output"]["frame_interval"]
+def seconds_per_frame(summary, frame_interval):
+    frames = summary["simulated_time"] / frame_interval
     return loop_seconds(summary) / frames if frames > 0 else float("nan")
 
 def fracture(name, frame_interval):
@@ -159,6 +172,10 @@ for stem in stems:
     ex, ex_scene = load(stem + ".explicit")
     im, im_scene = load(stem + ".implicit")
     interval = ex_scene["output"]["frame_interval"]
+    sidecar = os.path.join(work, stem + ".explicit.json.frame")
+    if os.path.exists(sidecar):  # WINDOW_STEPS: the scene's own frame interval
+        with open(sidecar) as f:
+            interval = float(f.read())
     first_e, last_e, onset_e = fracture(stem + ".explicit", interval)
     first_i, last_i, onset_i = fracture(stem + ".implicit", interval)
     if first_e != first_i:
@@ -172,7 +189,7 @@ for stem in stems:
         onset_ok, onset_text = False, f"{onset_e if onset_e is not None else '-'}/{onset_i if onset_i is not None else '-'}"
     else:
         onset_ok, onset_text = abs(onset_e - onset_i) <= 2, f"{onset_e}/{onset_i}"
-    spf_e, spf_i = seconds_per_frame(ex, ex_scene), seconds_per_frame(im, im_scene)
+    spf_e, spf_i = seconds_per_frame(ex, interval), seconds_per_frame(im, interval)
     c = im.get("counters", {})
     rows.append((stem, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
                  c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),

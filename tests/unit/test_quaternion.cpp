@@ -147,6 +147,28 @@ TEST(Quaternion, FromRotationVectorMatchesAngleAxis) {
   EXPECT_NEAR(qt[3], 1.0, 1e-17);
 }
 
+TEST(Quaternion, RotationVectorInvertsFromRotationVector) {
+  Rng rng;
+  for (int k = 0; k < kSamples; ++k) {
+    // Angles up to 6 rad (beyond π: the scalar part turns negative), any axis; positive scale ignored.
+    const Vector3d theta = (0.05 + 5.95 * (k % 20) / 19.0) * rng.vec().normalized();
+    const Quat q = from_rotation_vector(theta);
+    EXPECT_LE((rotation_vector(q) - theta).norm(), 1e-14 * (1.0 + theta.norm())) << theta.norm();
+    EXPECT_LE((rotation_vector(2.5 * q) - theta).norm(), 1e-14 * (1.0 + theta.norm()));
+    // −q: the same rotation the long way round.
+    const Vector3d other = rotation_vector(-q);
+    EXPECT_NEAR(other.norm(), 2.0 * std::acos(-1.0) - theta.norm(), 1e-13);
+    EXPECT_LE((rotation_matrix(from_rotation_vector(other)) - rotation_matrix(q)).norm(), 1e-13);
+  }
+  EXPECT_EQ(rotation_vector(identity()), Vector3d::Zero());
+  EXPECT_EQ(rotation_vector(-identity()), Vector3d::Zero());
+  // Tiny angles, both sides of the series switch, to full relative precision.
+  for (const double a : {1e-12, 1e-6, 9e-5, 2e-4, 1e-3}) {
+    const Vector3d theta = a * Vector3d(0.6, -0.48, 0.64);
+    EXPECT_LE((rotation_vector(from_rotation_vector(theta)) - theta).norm(), 1e-15 * a) << a;
+  }
+}
+
 TEST(Quaternion, ExpMapFollowsGreatCircle) {
   Rng rng;
   for (int k = 0; k < kSamples; ++k) {

@@ -107,6 +107,20 @@ inline Quat from_rotation_vector(const Eigen::Vector3d& theta) {
   return q;
 }
 
+// Inverse of from_rotation_vector (q scaled by any positive factor) for angles below 2π: 2 atan2(|t|, s) t/|t|.
+// No canonical sign on purpose: −q gives the angle 2π − θ about the opposite axis, the same rotation, so a
+// step's quaternion q_{n+1} ⊗ q̄_n keeps the turn that exp(ωh) made even beyond π.
+inline Eigen::Vector3d rotation_vector(const Quat& q) {
+  const Eigen::Vector3d t = q.head<3>();
+  const double n = t.norm(), s = q[3];
+  if (n < 1e-4 * s) {  // atan(x)/x = 1 − x²/3 + O(x⁴), x = n/s: no 0/0 near the identity
+    const double x2 = (n / s) * (n / s);
+    return (2.0 / s * (1.0 - x2 / 3.0)) * t;
+  }
+  if (n == 0.0) return Eigen::Vector3d::Zero();  // −identity: a full turn about an undefined axis
+  return (2.0 * std::atan2(n, s) / n) * t;
+}
+
 // Geodesic on S³ from q along the tangent vector (eqs. 20–21), then renormalised (eq. 22) against drift.
 inline Quat exp_map(const Quat& q, const Eigen::Vector4d& tangent) {
   const double a = tangent.norm();

@@ -416,18 +416,24 @@ void ImplicitBdem::advance() {
         q_hat_[i] = d_.q[i];
         continue;
       }
-      // x̂ = x_n + h v_n; the quaternion predictor is the chord q_n + h q̇_n (notes 2.2).
+      // x̂ = x_n + h v_n. Backward Euler keeps the paper's chord q_n + h q̇_n (notes 2.2), which turns a free spin
+      // by 2 atan(ωh/2) a step and loses (ωh)²/8 of ω; the midpoint form drifts along the geodesic exp(ωh) ⊗ q_n,
+      // the inertia term's minimiser on S³, so a free spin turns by exactly ωh.
       p_hat_[i] = d_.x[i] + h * d_.v[i];
-      q_hat_[i] = d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
+      q_hat_[i] = midpoint ? quat::mul(quat::from_rotation_vector(h * d_.w[i]), d_.q[i])
+                           : d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
       d_.x[i] = p_hat_[i];
       d_.q[i] = q_hat_[i].normalized();
       if (midpoint) {
-        // ẑ = x̂ − ½h² M_s⁻¹ ∇V(x_{n−½}); x̂ stays the initial guess. Of ∇_qV only the part tangent at q_n enters,
-        // G_l(q_n)ᵀ G_l(q_n) ∇_qV = P(q_n) ∇_qV: the reduced 3-vector is what a checkpoint holds, and the normal
-        // part points along q_n, the direction of the unit-norm constraint force there.
+        // ẑ = x̂ − ½h² M_s⁻¹ ∇V(x_{n−½}) = x_n + h v⁺, a half kick v⁺ = v_n − ½h M⁻¹∇V then a drift; x̂ stays the
+        // initial guess. The rotation takes the same kick in the world frame, ω⁺ = ω_n + ½h I⁻¹ τ with
+        // τ = −½ R(q_n) y (y = G_l(q_n)∇_qV, the reduced 3-vector a checkpoint holds; I = 2/5 m r²), and drifts
+        // along the geodesic: ẑ_q = exp(h ω⁺) ⊗ q_n. To first order in h² this is the chord's
+        // q̂ − ½h² (8/5 m r²)⁻¹ G_l(q_n)ᵀ y.
         const double m = d_.mass[i], r = d_.radius[i];
         p_hat_[i] -= (0.5 * h * h / m) * vgrad_p_[i];
-        q_hat_[i] -= (0.5 * h * h / (1.6 * m * r * r)) * (quat::Gl(q_n_[i]).transpose() * vgrad_y_[i]);
+        const Eigen::Vector3d w_kicked = d_.w[i] - (h / (1.6 * m * r * r)) * quat::rotate(q_n_[i], vgrad_y_[i]);
+        q_hat_[i] = quat::mul(quat::from_rotation_vector(h * w_kicked), q_n_[i]);
       }
     }
   }
@@ -452,7 +458,10 @@ void ImplicitBdem::advance() {
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) continue;
       d_.v[i] = (d_.x[i] - p_n_[i]) / h;
-      d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - q_n_[i]) / h);
+      // Midpoint: the exact inverse of its geodesic drift (world frame), so the next predictor repeats this
+      // step's turn; backward Euler: the chord (q_{n+1} − q_n)/h, consistent with its chord predictor.
+      d_.w[i] = midpoint ? quat::rotation_vector(quat::mul(d_.q[i], quat::conj(q_n_[i]))) / h
+                         : quat::omega_from_qdot(d_.q[i], (d_.q[i] - q_n_[i]) / h);
     }
   }
   d_.refresh_ghosts();
