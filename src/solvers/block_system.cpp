@@ -68,6 +68,11 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(MatXAIJSetPreallocation(A_, bs_, d_nnz.data(), o_nnz.data(), nullptr, nullptr), "MatXAIJSetPreallocation");
   petsc_check(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatSetOption(A_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption");
+  PetscBool symmetric_storage = PETSC_FALSE;
+  petsc_check(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(A_), &symmetric_storage, MATSEQSBAIJ,
+                                        MATMPISBAIJ, ""), "PetscObjectTypeCompareAny");
+  // SBAIJ keeps the upper triangle: callers add both triangles, the lower blocks are dropped here.
+  if (symmetric_storage) petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
   ksp_ = make_cg(comm_, prefix_, PCBJACOBI);
   PC pc;

@@ -3,6 +3,7 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 
+#include "percussion/core/log.hpp"
 #include "percussion/geometry/obstacle.hpp"
 #include "percussion/methods/bdem/boundary_motion.hpp"
 #include "percussion/physics/bond_forces.hpp"
@@ -15,11 +16,15 @@ ExplicitBdem::ExplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   compute_forces();
   // A checkpoint carries the forces the next half-kick needs: contact damping saw the half-step velocity when
   // they were computed, so recomputing them from the stored full-step velocity would not continue bit-identically.
-  if (model.from_checkpoint) {
-    for (std::size_t i = 0; i < d_.n_owned; ++i) {
-      f_[i] = model.force[d_.gid[i]];
-      t_[i] = model.torque[d_.gid[i]];
-    }
+  if (!model.from_checkpoint) return;
+  // An implicit run's checkpoint holds ∇V at a midpoint (or zeros) there instead: keep the recomputed forces.
+  if (model.written_by_integrator != "explicit") {
+    log::info("explicit: the checkpoint (" + model.written_by_integrator + ") holds no forces; recomputing them");
+    return;
+  }
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    f_[i] = model.force[d_.gid[i]];
+    t_[i] = model.torque[d_.gid[i]];
   }
 }
 

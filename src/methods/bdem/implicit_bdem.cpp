@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "percussion/core/error.hpp"
+#include "percussion/core/log.hpp"
 #include "percussion/geometry/obstacle.hpp"
 #include "percussion/methods/bdem/boundary_motion.hpp"
 #include "percussion/physics/bond_forces.hpp"
@@ -62,11 +63,19 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   // none and uses zero, ẑ = x̂: then x_1 = x_0 + h v_0 − ½h² M⁻¹∇V((x_0 + x_1)/2) is second-order consistent
   // with v_0 = v(0). (∇V(x_0) instead would apply the first step's force twice: a free fall would keep an
   // error ½ g h t, and a released stiff mode with ωh ≫ 1 would triple its amplitude.)
-  if (model.from_checkpoint) {
-    for (std::size_t i = 0; i < d_.n_owned; ++i) {
-      vgrad_p_[i] = model.force[d_.gid[i]];
-      vgrad_y_[i] = model.torque[d_.gid[i]];
-    }
+  if (!model.from_checkpoint) return;
+  // Only a midpoint run's checkpoint holds that ∇V: an explicit one holds forces (minus a gradient, gravity
+  // included), backward Euler zeros, and a file without "form" may be either.
+  if (model.written_by_integrator != "implicit" || model.written_by_form != "midpoint") {
+    const std::string writer = model.written_by_form.empty() ? "an unrecorded form"
+                                                             : model.written_by_integrator + " " + model.written_by_form;
+    log::info("implicit midpoint: the checkpoint (" + writer + ") holds no midpoint gradient; starting as a fresh "
+              "start does");
+    return;
+  }
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    vgrad_p_[i] = model.force[d_.gid[i]];
+    vgrad_y_[i] = model.torque[d_.gid[i]];
   }
 }
 
@@ -428,8 +437,8 @@ void ImplicitBdem::advance() {
         // ẑ = x̂ − ½h² M_s⁻¹ ∇V(x_{n−½}) = x_n + h v⁺, a half kick v⁺ = v_n − ½h M⁻¹∇V then a drift; x̂ stays the
         // initial guess. The rotation takes the same kick in the world frame, ω⁺ = ω_n + ½h I⁻¹ τ with
         // τ = −½ R(q_n) y (y = G_l(q_n)∇_qV, the reduced 3-vector a checkpoint holds; I = 2/5 m r²), and drifts
-        // along the geodesic: ẑ_q = exp(h ω⁺) ⊗ q_n. To first order in h² this is the chord's
-        // q̂ − ½h² (8/5 m r²)⁻¹ G_l(q_n)ᵀ y.
+        // along the geodesic: ẑ_q = exp(h ω⁺) ⊗ q_n. To first order in the kick this shifts q̂ by the chord
+        // form's −½h² (8/5 m r²)⁻¹ G_l(q_n)ᵀ y.
         const double m = d_.mass[i], r = d_.radius[i];
         p_hat_[i] -= (0.5 * h * h / m) * vgrad_p_[i];
         const Eigen::Vector3d w_kicked = d_.w[i] - (h / (1.6 * m * r * r)) * quat::rotate(q_n_[i], vgrad_y_[i]);
@@ -518,7 +527,7 @@ Observables ImplicitBdem::observables() {
 
 void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros.
-  d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_);
+  d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

@@ -84,8 +84,10 @@ class Domain {
   // interaction energy and contacts.
   Observables observables(double interaction_energy, long contacts) const;
   void write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const;
+  // integrator/form name the writer (attributes "integrator", "form"): they say what force/torque hold.
   void write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
-                        std::span<const Eigen::Vector3d> torque) const;
+                        std::span<const Eigen::Vector3d> torque, const std::string& integrator,
+                        const std::string& form) const;
 
   const Scene& scene;
   MPI_Comm comm;

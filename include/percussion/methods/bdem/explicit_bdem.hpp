@@ -16,7 +16,9 @@ class ExplicitBdem final : public BdemMethod {
 
   void advance() override;
   Observables observables() override { return d_.observables(interaction_energy_, contacts_); }
-  void write_checkpoint(const std::string& path) override { d_.write_checkpoint(path, step_, dt_, f_, t_); }
+  void write_checkpoint(const std::string& path) override {
+    d_.write_checkpoint(path, step_, dt_, f_, t_, "explicit", "velocity_verlet");
+  }
 
  private:
   void compute_forces();

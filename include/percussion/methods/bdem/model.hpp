@@ -31,6 +31,9 @@ struct GlobalModel {
   long step = 0;
   double time_step = 0;
   bool from_checkpoint = false;
+  // From a checkpoint: which integrator and form wrote it, hence what force/torque hold (explicit: forces and
+  // torques; implicit midpoint: ∇V at its last midpoint; implicit backward Euler: zeros). Form "" = unknown.
+  std::string written_by_integrator, written_by_form;
 
   std::int64_t particles() const { return static_cast<std::int64_t>(x.size()); }
   std::int64_t bonds() const { return static_cast<std::int64_t>(pair.size()); }
