@@ -1,6 +1,6 @@
 #pragma once
-// A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: a BAIJ matrix
-// preallocated from per-row block counts and reused while the pattern holds, solved by KSP under an options
+// A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: an SBAIJ matrix
+// (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the pattern holds, solved by KSP under an options
 // prefix so users tune it from the command line (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor,
 // -bdem_ksp_converged_reason, ...). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the
 // matrix, since PETSc 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
