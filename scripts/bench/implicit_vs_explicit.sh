@@ -144,8 +144,8 @@ def load(name):
     return summary, scene
 
 def loop_seconds(summary):
-    # wall of the time loop: the whole run minus the set-up phase (generation, partition, bonding)
-    return summary["wall_seconds"] - summary["phases"].get("setup", {}).get("max", 0.0)
+    # wall of the time loop alone, without generation, partitioning and bonding
+    return summary["loop_seconds"]
 
 def seconds_per_frame(summary, frame_interval):
     frames = summary["simulated_time"] / frame_interval
