@@ -52,10 +52,10 @@ ScenePetscOptions::~ScenePetscOptions() {
 
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6) {
-  contact_k_ = d_.pair_law(0, 0).stiffness;
+  contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
   PetscBool monitor = PETSC_FALSE;
-  PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor);
-  monitor_ = monitor == PETSC_TRUE;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
+  solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
+  monitor_ = monitor == PETSC_TRUE;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   if (scene_.implicit.form != "midpoint") return;
@@ -106,7 +106,8 @@ void ImplicitBdem::set_rigid_modes_if_multigrid() {
   rigid_modes_.resize(6 * 6 * n);
   for (std::size_t i = 0; i < n; ++i) {
     const Eigen::Matrix<double, 6, 6> m = physics::rigid_modes(d_.x[i], d_.q[i], centre);
-    for (std::size_t k = 0; k < 6; ++k) std::copy_n(m.col(static_cast<Eigen::Index>(k)).data(), 6, &rigid_modes_[(k * n + i) * 6]);
+    for (std::size_t k = 0; k < 6; ++k)
+      std::copy_n(m.col(static_cast<Eigen::Index>(k)).data(), 6, &rigid_modes_[(k * n + i) * 6]);
   }
   system_.set_near_nullspace(rigid_modes_, 6);
 }
@@ -329,8 +330,8 @@ void ImplicitBdem::minimise() {
       // The preconditioner is built at the step's first iteration and kept while the lagged one still
       // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little
       // between Newton iterations, and the set-up (a factorisation, a multigrid hierarchy) is the costly part.
-      bool refresh = !scene_.implicit.reuse_preconditioner || iterations == 0 ||
-                           last_krylov_ > 2 * fresh_krylov_ + 10;
+      bool refresh =
+          !scene_.implicit.reuse_preconditioner || iterations == 0 || last_krylov_ > 2 * fresh_krylov_ + 10;
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), but no tighter than what reaches the tolerance.
       const double rtol = std::min(kForcingCap, std::max(std::sqrt(res), 0.1 * scene_.implicit.tolerance / res));
