@@ -79,7 +79,8 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatSetOption(A_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption");
   // SBAIJ keeps the upper triangle: callers add both triangles, the lower blocks are dropped here.
-  if (is_type(A_, MATSEQSBAIJ, MATMPISBAIJ)) petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
+  if (is_type(A_, MATSEQSBAIJ, MATMPISBAIJ))
+    petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
   ksp_ = make_cg(comm_, prefix_, PCBJACOBI);
   PC pc;
@@ -142,7 +143,8 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
   if (!fallback_) fallback_ = make_cg(comm_, prefix_ + "fallback_", PCPBJACOBI);
   // Point-block Jacobi needs the diagonal blocks inverted, which PETSc 3.18 does for (B)AIJ, not SBAIJ.
   Mat pmat = A_;
-  if (is_type(A_, MATSEQSBAIJ, MATMPISBAIJ)) petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &pmat), "MatConvert");
+  if (is_type(A_, MATSEQSBAIJ, MATMPISBAIJ))
+    petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &pmat), "MatConvert");
   petsc_check(KSPSetOperators(fallback_, A_, pmat), "KSPSetOperators");
   if (pmat != A_) petsc_check(MatDestroy(&pmat), "MatDestroy");  // the KSP holds a reference
   return run(fallback_, rhs, solution, rtol);
