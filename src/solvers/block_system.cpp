@@ -79,8 +79,8 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatSetOption(A_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption");
   // SBAIJ keeps the upper triangle: callers add both triangles, the lower blocks are dropped here.
-  if (is_type(A_, MATSEQSBAIJ, MATMPISBAIJ))
-    petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
+  upper_only_ = is_type(A_, MATSEQSBAIJ, MATMPISBAIJ);
+  if (upper_only_) petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
   ksp_ = make_cg(comm_, prefix_, PCBJACOBI);
   PC pc;
@@ -95,6 +95,7 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
 void BlockSystem::zero() { petsc_check(MatZeroEntries(A_), "MatZeroEntries"); }
 
 void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
+  if (upper_only_ && row > col) return;  // SBAIJ would drop it anyway
   petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &col, v, ADD_VALUES), "MatSetValuesBlocked");
 }
 
@@ -143,8 +144,7 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
   if (!fallback_) fallback_ = make_cg(comm_, prefix_ + "fallback_", PCPBJACOBI);
   // Point-block Jacobi needs the diagonal blocks inverted, which PETSc 3.18 does for (B)AIJ, not SBAIJ.
   Mat pmat = A_;
-  if (is_type(A_, MATSEQSBAIJ, MATMPISBAIJ))
-    petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &pmat), "MatConvert");
+  if (upper_only_) petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &pmat), "MatConvert");
   petsc_check(KSPSetOperators(fallback_, A_, pmat), "KSPSetOperators");
   if (pmat != A_) petsc_check(MatDestroy(&pmat), "MatDestroy");  // the KSP holds a reference
   return run(fallback_, rhs, solution, rtol);

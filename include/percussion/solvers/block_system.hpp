@@ -1,8 +1,8 @@
 #pragma once
 // A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: an SBAIJ matrix
-// (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the pattern holds, solved by KSP under an options
-// prefix so users tune it from the command line (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor,
-// -bdem_ksp_converged_reason, ...). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the
+// (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the
+// pattern holds, solved by KSP under an options prefix so users tune it from the command line
+// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the
 // matrix, since PETSc 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
@@ -32,6 +32,8 @@ class BlockSystem {
 
   // True when the preconditioner is an algebraic multigrid, which wants a near-nullspace.
   bool multigrid() const { return multigrid_; }
+  // False until the first solve after preallocate(): that one builds the preconditioner whatever it is asked.
+  bool has_preconditioner() const { return built_; }
   // Collective. `modes` holds `count` vectors of bs values per owned row, one after the other (for bonded
   // particles: the six rigid-body motions). They are orthonormalised and given to the multigrid at its next
   // set-up as the near-nullspace its coarse spaces must represent.
@@ -52,7 +54,7 @@ class BlockSystem {
   std::string prefix_;
   int bs_;
   PetscInt first_row_ = 0, n_owned_ = 0;
-  bool multigrid_ = false, built_ = false;
+  bool multigrid_ = false, built_ = false, upper_only_ = false;
   Mat A_ = nullptr;
   Mat P_ = nullptr;  // AIJ copy the multigrid is built from (null: the preconditioner uses A_)
   MatNullSpace near_null_ = nullptr;

@@ -330,8 +330,9 @@ void ImplicitBdem::minimise() {
       // The preconditioner is built at the step's first iteration and kept while the lagged one still
       // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little
       // between Newton iterations, and the set-up (a factorisation, a multigrid hierarchy) is the costly part.
-      bool refresh =
-          !scene_.implicit.reuse_preconditioner || iterations == 0 || last_krylov_ > 2 * fresh_krylov_ + 10;
+      // (A neighbour rebuild mid-step made a new matrix, which has none yet.)
+      bool refresh = !scene_.implicit.reuse_preconditioner || iterations == 0 || !system_.has_preconditioner() ||
+                     last_krylov_ > 2 * fresh_krylov_ + 10;
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), but no tighter than what reaches the tolerance.
       const double rtol = std::min(kForcingCap, std::max(std::sqrt(res), 0.1 * scene_.implicit.tolerance / res));
