@@ -79,7 +79,7 @@ class ImplicitBdem final : public BdemMethod {
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
-  long fallback_solves_ = 0;
+  long fallback_solves_ = 0, hessian_assemblies_ = 0;
   long steps_run_ = 0;
 };
 
