@@ -1,5 +1,7 @@
 #include "percussion/solvers/block_system.hpp"
 
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -59,6 +61,9 @@ void BlockSystem::destroy() {
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
   destroy();
   n_owned_ = n_owned;
+  diagonal_.clear();
+  diagonal_complete_ = false;  // until zero() starts the sums
+  diagonal_inverted_ = false;
   MPI_Exscan(&n_owned, &first_row_, 1, MPIU_INT, MPI_SUM, comm_);
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -92,14 +97,29 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   return first_row_;
 }
 
-void BlockSystem::zero() { petsc_check(MatZeroEntries(A_), "MatZeroEntries"); }
+void BlockSystem::zero() {
+  petsc_check(MatZeroEntries(A_), "MatZeroEntries");
+  diagonal_.assign(static_cast<std::size_t>(n_owned_ * bs_ * bs_), 0.0);
+  diagonal_complete_ = true;
+  diagonal_inverted_ = false;
+}
 
 void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
+  if (row == col) {
+    const PetscInt local = row - first_row_;
+    if (local >= 0 && local < n_owned_ && diagonal_complete_ && !diagonal_inverted_) {
+      double* d = &diagonal_[static_cast<std::size_t>(local * bs_ * bs_)];
+      for (int k = 0; k < bs_ * bs_; ++k) d[k] += v[k];
+    } else {
+      diagonal_complete_ = false;
+    }
+  }
   if (upper_only_ && row > col) return;  // SBAIJ would drop it anyway
   petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &col, v, ADD_VALUES), "MatSetValuesBlocked");
 }
 
 void BlockSystem::assemble() {
+  diagonal_inverted_ = false;
   petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
 }
@@ -139,14 +159,75 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
   return run(ksp_, rhs, solution, rtol);
 }
 
+namespace {
+using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+PetscErrorCode apply_block_jacobi_shell(PC pc, Vec x, Vec y) {
+  void* context = nullptr;
+  PetscCall(PCShellGetContext(pc, &context));
+  const PetscScalar* in = nullptr;
+  PetscScalar* out = nullptr;
+  PetscCall(VecGetArrayRead(x, &in));
+  PetscCall(VecGetArray(y, &out));
+  static_cast<const BlockSystem*>(context)->apply_block_jacobi(in, out);
+  PetscCall(VecRestoreArray(y, &out));
+  PetscCall(VecRestoreArrayRead(x, &in));
+  return 0;
+}
+}  // namespace
+
+void BlockSystem::invert_diagonal() {
+  const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+  diagonal_.resize(static_cast<std::size_t>(n_owned_) * bb);
+  std::vector<PetscInt> idx(static_cast<std::size_t>(bs_));
+  for (PetscInt r = 0; r < n_owned_; ++r) {
+    double* d = &diagonal_[static_cast<std::size_t>(r) * bb];
+    if (!diagonal_complete_) {  // some diagonal block was added elsewhere: read the assembled upper triangle
+      for (int k = 0; k < bs_; ++k) idx[static_cast<std::size_t>(k)] = (first_row_ + r) * bs_ + k;
+      for (int k = 0; k < bs_; ++k)
+        petsc_check(MatGetValues(A_, 1, &idx[static_cast<std::size_t>(k)], bs_ - k, &idx[static_cast<std::size_t>(k)],
+                                 d + k * bs_ + k),
+                    "MatGetValues");
+    }
+    Eigen::Map<RowMajorMatrix> block(d, bs_, bs_);  // PETSc blocks are row-major
+    // SBAIJ holds the upper triangle: mirror it, and so read every block the same way.
+    block.triangularView<Eigen::StrictlyLower>() = block.transpose();
+    const Eigen::LLT<Eigen::MatrixXd> llt(block);
+    if (llt.info() == Eigen::Success) {
+      block = llt.solve(Eigen::MatrixXd::Identity(bs_, bs_));
+    } else {  // not positive definite (cannot happen for a PSD Hessian plus inertia): scale by |diagonal|
+      const Eigen::VectorXd a = block.diagonal().cwiseAbs().cwiseMax(1e-300);
+      block = a.cwiseInverse().asDiagonal();
+    }
+  }
+  diagonal_inverted_ = true;
+}
+
+void BlockSystem::apply_block_jacobi(const double* x, double* y) const {
+  const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+  for (PetscInt r = 0; r < n_owned_; ++r) {
+    const std::size_t o = static_cast<std::size_t>(r * bs_);
+    Eigen::Map<const RowMajorMatrix> inv(&diagonal_[static_cast<std::size_t>(r) * bb], bs_, bs_);
+    Eigen::Map<Eigen::VectorXd>(y + o, bs_) = inv * Eigen::Map<const Eigen::VectorXd>(x + o, bs_);
+  }
+}
+
 BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
                                                     double rtol) {
-  if (!fallback_) fallback_ = make_cg(comm_, prefix_ + "fallback_", PCPBJACOBI);
-  // Point-block Jacobi needs the diagonal blocks inverted, which PETSc 3.18 does for (B)AIJ, not SBAIJ.
-  Mat pmat = A_;
-  if (upper_only_) petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &pmat), "MatConvert");
-  petsc_check(KSPSetOperators(fallback_, A_, pmat), "KSPSetOperators");
-  if (pmat != A_) petsc_check(MatDestroy(&pmat), "MatDestroy");  // the KSP holds a reference
+  if (!fallback_) {
+    fallback_ = make_cg(comm_, prefix_ + "fallback_", PCSHELL);
+    PC pc;
+    petsc_check(KSPGetPC(fallback_, &pc), "KSPGetPC");
+    PCType type = nullptr;
+    petsc_check(PCGetType(pc, &type), "PCGetType");
+    if (type && std::string(type) == PCSHELL) {  // unless -<prefix>fallback_pc_type chose another
+      petsc_check(PCShellSetContext(pc, this), "PCShellSetContext");
+      petsc_check(PCShellSetApply(pc, apply_block_jacobi_shell), "PCShellSetApply");
+      petsc_check(PCShellSetName(pc, "point-block Jacobi"), "PCShellSetName");
+    }
+  }
+  if (!diagonal_inverted_) invert_diagonal();
+  petsc_check(KSPSetOperators(fallback_, A_, A_), "KSPSetOperators");
   return run(fallback_, rhs, solution, rtol);
 }
 

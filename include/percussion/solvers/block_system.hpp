@@ -8,6 +8,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 namespace percussion::solvers {
 
@@ -47,6 +48,8 @@ class BlockSystem {
   // Collective. The same system by CG with point-block Jacobi (bs×bs diagonal blocks inverted), which stays
   // SPD where an incomplete factorisation breaks down; options under `prefix`fallback_.
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
+  // y = D⁻¹ x with D the bs×bs diagonal blocks of the assembled matrix (the fallback's preconditioner).
+  void apply_block_jacobi(const double* x, double* y) const;
 
  private:
   void destroy();
@@ -60,6 +63,12 @@ class BlockSystem {
   MatNullSpace near_null_ = nullptr;
   Vec b_ = nullptr, y_ = nullptr;
   KSP ksp_ = nullptr, fallback_ = nullptr;
+  // Diagonal blocks (bs×bs per owned row) summed by add_block, so point-block Jacobi needs neither a
+  // conversion to AIJ (PETSc 3.18 inverts block diagonals of (B)AIJ only) nor a pass over the matrix; they are
+  // read back from the matrix instead when some diagonal block came from another rank. Inverted in place.
+  std::vector<double> diagonal_;
+  bool diagonal_complete_ = true, diagonal_inverted_ = false;
+  void invert_diagonal();
   Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
 };
 

@@ -309,6 +309,7 @@ void ImplicitBdem::minimise() {
   int iterations = 0;
   bool converged = false;
   bool likely_converged = false;  // the last Newton step predicts a residual below the tolerance
+  bool block_jacobi_this_step = false;
   for (; iterations < scene_.implicit.max_iterations; ++iterations) {
     // A state the last step predicts to be converged is checked on its gradient first: the Hessian, the
     // costly part of an evaluation, is then assembled only if the check fails.
@@ -350,10 +351,17 @@ void ImplicitBdem::minimise() {
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), but no tighter than what reaches the tolerance.
       const double rtol = std::min(kForcingCap, std::max(std::sqrt(res), 0.1 * scene_.implicit.tolerance / res));
-      auto result = system_.solve(rhs, y, rtol, refresh);
-      krylov_iterations_ += result.iterations;
-      if (!refresh && result.reason < 0) {  // the lagged preconditioner failed (e.g. a multigrid smoother's stale
-        set_rigid_modes_if_multigrid();     // eigenvalue bounds after contacts changed): rebuild it and solve again
+      // Once the incomplete factorisation has broken down in this step, the step's later iterations (whose
+      // matrices differ little) go to point-block Jacobi at once, skipping the factorisation and the failed CG.
+      solvers::BlockSystem::Result result{0, KSP_DIVERGED_INDEFINITE_PC, 0.0};
+      if (!block_jacobi_this_step) {
+        result = system_.solve(rhs, y, rtol, refresh);
+        krylov_iterations_ += result.iterations;
+      }
+      // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after contacts
+      // changed) is rebuilt and the system solved again.
+      if (!block_jacobi_this_step && !refresh && result.reason < 0) {
+        set_rigid_modes_if_multigrid();
         refresh = true;
         result = system_.solve(rhs, y, rtol, refresh);
         krylov_iterations_ += result.iterations;
@@ -365,6 +373,7 @@ void ImplicitBdem::minimise() {
         result = system_.solve_block_jacobi(rhs, y, rtol);
         krylov_iterations_ += result.iterations;
         ++fallback_solves_;
+        block_jacobi_this_step = true;
       }
       // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
       likely_converged = result.reason > 0 && 2.0 * rtol * res < scene_.implicit.tolerance;
