@@ -160,8 +160,6 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
 }
 
 namespace {
-using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 PetscErrorCode apply_block_jacobi_shell(PC pc, Vec x, Vec y) {
   void* context = nullptr;
   PetscCall(PCShellGetContext(pc, &context));
@@ -173,6 +171,32 @@ PetscErrorCode apply_block_jacobi_shell(PC pc, Vec x, Vec y) {
   PetscCall(VecRestoreArray(y, &out));
   PetscCall(VecRestoreArrayRead(x, &in));
   return 0;
+}
+
+// Inverts one SPD block in place (B: fixed size, or Eigen::Dynamic with the size bs).
+template <int B>
+void invert_block(double* d, int bs) {
+  using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;  // PETSc blocks are row-major
+  Eigen::Map<Block> block(d, bs, bs);
+  // SBAIJ holds the upper triangle: mirror it, and so read every block the same way.
+  block.template triangularView<Eigen::StrictlyLower>() = block.transpose();
+  const Eigen::LLT<Block> llt(block);
+  if (llt.info() == Eigen::Success) {
+    block = llt.solve(Block::Identity(bs, bs));
+  } else {  // not positive definite (only an unprojected Hessian gets here): scale by |diagonal|
+    const Eigen::Matrix<double, B, 1> a = block.diagonal().cwiseAbs().cwiseMax(1e-300);
+    block = a.cwiseInverse().asDiagonal();
+  }
+}
+
+// y_r = D_r⁻¹ x_r for the n blocks of the inverted diagonal.
+template <int B>
+void apply_blocks(const double* inverse, const double* x, double* y, PetscInt n, int bs) {
+  using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
+  using Vector = Eigen::Matrix<double, B, 1>;
+  for (PetscInt r = 0; r < n; ++r)
+    Eigen::Map<Vector>(y + r * bs, bs).noalias() =
+        Eigen::Map<const Block>(inverse + r * bs * bs, bs, bs) * Eigen::Map<const Vector>(x + r * bs, bs);
 }
 }  // namespace
 
@@ -189,27 +213,15 @@ void BlockSystem::invert_diagonal() {
                                  d + k * bs_ + k),
                     "MatGetValues");
     }
-    Eigen::Map<RowMajorMatrix> block(d, bs_, bs_);  // PETSc blocks are row-major
-    // SBAIJ holds the upper triangle: mirror it, and so read every block the same way.
-    block.triangularView<Eigen::StrictlyLower>() = block.transpose();
-    const Eigen::LLT<Eigen::MatrixXd> llt(block);
-    if (llt.info() == Eigen::Success) {
-      block = llt.solve(Eigen::MatrixXd::Identity(bs_, bs_));
-    } else {  // not positive definite (cannot happen for a PSD Hessian plus inertia): scale by |diagonal|
-      const Eigen::VectorXd a = block.diagonal().cwiseAbs().cwiseMax(1e-300);
-      block = a.cwiseInverse().asDiagonal();
-    }
+    if (bs_ == 6) invert_block<6>(d, bs_);
+    else invert_block<Eigen::Dynamic>(d, bs_);
   }
   diagonal_inverted_ = true;
 }
 
 void BlockSystem::apply_block_jacobi(const double* x, double* y) const {
-  const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
-  for (PetscInt r = 0; r < n_owned_; ++r) {
-    const std::size_t o = static_cast<std::size_t>(r * bs_);
-    Eigen::Map<const RowMajorMatrix> inv(&diagonal_[static_cast<std::size_t>(r) * bb], bs_, bs_);
-    Eigen::Map<Eigen::VectorXd>(y + o, bs_) = inv * Eigen::Map<const Eigen::VectorXd>(x + o, bs_);
-  }
+  if (bs_ == 6) apply_blocks<6>(diagonal_.data(), x, y, n_owned_, bs_);
+  else apply_blocks<Eigen::Dynamic>(diagonal_.data(), x, y, n_owned_, bs_);
 }
 
 BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
