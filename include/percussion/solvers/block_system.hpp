@@ -2,8 +2,9 @@
 // A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: an SBAIJ matrix
 // (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the
 // pattern holds, solved by KSP under an options prefix so users tune it from the command line
-// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the
-// matrix, since PETSc 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
+// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). An algebraic
+// multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc 3.18's multigrids take AIJ
+// only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
 #include <span>
@@ -67,7 +68,7 @@ class BlockSystem {
   // conversion to AIJ (PETSc 3.18 inverts block diagonals of (B)AIJ only) nor a pass over the matrix; they are
   // read back from the matrix instead when some diagonal block came from another rank. Inverted in place.
   std::vector<double> diagonal_;
-  bool diagonal_complete_ = true, diagonal_inverted_ = false;
+  bool diagonal_complete_ = false, diagonal_inverted_ = false;  // complete: every sum since zero() was local
   void invert_diagonal();
   Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
 };

@@ -323,7 +323,8 @@ void ImplicitBdem::minimise() {
       res = residual();
     }
     if (monitor_ && d_.rank == 0)
-      std::fprintf(stderr, "  newton %2d  residual %.3e%s\n", iterations, res, likely_converged ? " (predicted)" : "");
+      std::fprintf(stderr, "  newton %2d  residual %.3e%s\n", iterations, res,
+                   likely_converged ? " (predicted)" : "");
     likely_converged = false;
     if (res < scene_.implicit.tolerance) {
       converged = true;
@@ -351,29 +352,31 @@ void ImplicitBdem::minimise() {
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), but no tighter than what reaches the tolerance.
       const double rtol = std::min(kForcingCap, std::max(std::sqrt(res), 0.1 * scene_.implicit.tolerance / res));
-      // Once the incomplete factorisation has broken down in this step, the step's later iterations (whose
-      // matrices differ little) go to point-block Jacobi at once, skipping the factorisation and the failed CG.
-      solvers::BlockSystem::Result result{0, KSP_DIVERGED_INDEFINITE_PC, 0.0};
-      if (!block_jacobi_this_step) {
-        result = system_.solve(rhs, y, rtol, refresh);
-        krylov_iterations_ += result.iterations;
-      }
-      // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after contacts
-      // changed) is rebuilt and the system solved again.
-      if (!block_jacobi_this_step && !refresh && result.reason < 0) {
-        set_rigid_modes_if_multigrid();
-        refresh = true;
-        result = system_.solve(rhs, y, rtol, refresh);
-        krylov_iterations_ += result.iterations;
-      }
-      if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) {
-        // CG broke down on an indefinite preconditioner: an incomplete factorisation can lose definiteness on
-        // contact-dominated matrices (seen on plate_drop_small, where Newton then stalled on the tiny direction
-        // for 100 iterations). Point-block Jacobi (6x6 diagonal blocks) stays SPD.
+      // CG breaks down when an incomplete factorisation loses definiteness on a contact-dominated matrix (seen on
+      // plate_drop_small, where Newton then stalled on the tiny direction for 100 iterations); point-block Jacobi
+      // (6x6 diagonal blocks) stays SPD. After one breakdown the step's later iterations, whose matrices differ
+      // little, go to it at once, skipping the factorisation and the failing CG.
+      solvers::BlockSystem::Result result{};
+      auto solve_block_jacobi = [&]() {
         result = system_.solve_block_jacobi(rhs, y, rtol);
         krylov_iterations_ += result.iterations;
         ++fallback_solves_;
         block_jacobi_this_step = true;
+      };
+      if (block_jacobi_this_step) {
+        solve_block_jacobi();
+      } else {
+        result = system_.solve(rhs, y, rtol, refresh);
+        krylov_iterations_ += result.iterations;
+        // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after
+        // contacts changed) is rebuilt and the system solved again.
+        if (!refresh && result.reason < 0) {
+          set_rigid_modes_if_multigrid();
+          refresh = true;
+          result = system_.solve(rhs, y, rtol, refresh);
+          krylov_iterations_ += result.iterations;
+        }
+        if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_block_jacobi();
       }
       // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
       likely_converged = result.reason > 0 && 2.0 * rtol * res < scene_.implicit.tolerance;
