@@ -34,6 +34,35 @@ KSP make_cg(MPI_Comm comm, const std::string& prefix, PCType pc_type) {
   return ksp;
 }
 
+// The shell preconditioner's callbacks: PETSc is C, so a failure is returned as an error code with its text.
+PetscErrorCode set_up_icc_shell(PC pc) {
+  void* context = nullptr;
+  PetscCall(PCShellGetContext(pc, &context));
+  Mat A = nullptr, P = nullptr;
+  PetscCall(PCGetOperators(pc, &A, &P));
+  try {
+    static_cast<BlockSystem*>(context)->factor_icc(P);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MAT_CH_ZRPVT, "%s", e.what());
+  }
+  return 0;
+}
+
+// y = M⁻¹ x by one of the system's preconditioners (IC(0), point-block Jacobi) on the raw arrays.
+template <void (BlockSystem::*Apply)(const double*, double*) const>
+PetscErrorCode apply_shell(PC pc, Vec x, Vec y) {
+  void* context = nullptr;
+  PetscCall(PCShellGetContext(pc, &context));
+  const PetscScalar* in = nullptr;
+  PetscScalar* out = nullptr;
+  PetscCall(VecGetArrayRead(x, &in));
+  PetscCall(VecGetArray(y, &out));
+  (static_cast<const BlockSystem*>(context)->*Apply)(in, out);
+  PetscCall(VecRestoreArray(y, &out));
+  PetscCall(VecRestoreArrayRead(x, &in));
+  return 0;
+}
+
 bool is_type(Mat m, MatType sequential, MatType parallel) {
   PetscBool match = PETSC_FALSE;
   petsc_check(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(m), &match, sequential, parallel, ""),
@@ -87,12 +116,20 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   upper_only_ = is_type(A_, MATSEQSBAIJ, MATMPISBAIJ);
   if (upper_only_) petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
-  ksp_ = make_cg(comm_, prefix_, PCBJACOBI);
+  // Block Jacobi across ranks by default; on 6x6-block SBAIJ its blocks are our single-precision IC(0).
+  const bool own_icc = bs_ == SinglePrecisionIcc::kBlock && upper_only_;
+  ksp_ = make_cg(comm_, prefix_, own_icc ? PCSHELL : PCBJACOBI);
   PC pc;
   petsc_check(KSPGetPC(ksp_, &pc), "KSPGetPC");
   PCType type = nullptr;
   petsc_check(PCGetType(pc, &type), "PCGetType");
   const std::string t = type ? type : "";
+  if (t == PCSHELL) {  // unless -<prefix>pc_type chose another
+    petsc_check(PCShellSetContext(pc, this), "PCShellSetContext");
+    petsc_check(PCShellSetSetUp(pc, set_up_icc_shell), "PCShellSetSetUp");
+    petsc_check(PCShellSetApply(pc, apply_shell<&BlockSystem::apply_icc>), "PCShellSetApply");
+    petsc_check(PCShellSetName(pc, "block Jacobi, IC(0) blocks in single precision"), "PCShellSetName");
+  }
   multigrid_ = t == PCGAMG || t == PCHYPRE || t == PCML;
   return first_row_;
 }
@@ -156,23 +193,16 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
   petsc_check(KSPSetOperators(ksp_, A_, P_ ? P_ : A_), "KSPSetOperators");
   petsc_check(KSPSetReusePreconditioner(ksp_, refresh ? PETSC_FALSE : PETSC_TRUE), "KSPSetReusePreconditioner");
   built_ = true;
-  return run(ksp_, rhs, solution, rtol);
+  const long factorisations = icc_factorisations_;
+  Result r = run(ksp_, rhs, solution, rtol);
+  // Each rank factors its own block: the answer is collective, so that every rank takes the same path next.
+  int shifted = icc_factorisations_ > factorisations && icc_last_shifted_ ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &shifted, 1, MPI_INT, MPI_MAX, comm_);
+  r.preconditioner_shifted = shifted != 0;
+  return r;
 }
 
 namespace {
-PetscErrorCode apply_block_jacobi_shell(PC pc, Vec x, Vec y) {
-  void* context = nullptr;
-  PetscCall(PCShellGetContext(pc, &context));
-  const PetscScalar* in = nullptr;
-  PetscScalar* out = nullptr;
-  PetscCall(VecGetArrayRead(x, &in));
-  PetscCall(VecGetArray(y, &out));
-  static_cast<const BlockSystem*>(context)->apply_block_jacobi(in, out);
-  PetscCall(VecRestoreArray(y, &out));
-  PetscCall(VecRestoreArrayRead(x, &in));
-  return 0;
-}
-
 // Inverts one SPD block in place (B: fixed size, or Eigen::Dynamic with the size bs).
 template <int B>
 void invert_block(double* d, int bs) {
@@ -199,6 +229,15 @@ void apply_blocks(const double* inverse, const double* x, double* y, PetscInt n,
         Eigen::Map<const Block>(inverse + r * bs * bs, bs, bs) * Eigen::Map<const Vector>(x + r * bs, bs);
 }
 }  // namespace
+
+void BlockSystem::factor_icc(Mat P) {
+  const double shift = icc_.factor(P);
+  ++icc_factorisations_;
+  if (shift > 0) ++icc_shifted_;
+  icc_last_shifted_ = shift > 0;
+}
+
+void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y); }
 
 void BlockSystem::invert_diagonal() {
   const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
@@ -234,7 +273,7 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
     petsc_check(PCGetType(pc, &type), "PCGetType");
     if (type && std::string(type) == PCSHELL) {  // unless -<prefix>fallback_pc_type chose another
       petsc_check(PCShellSetContext(pc, this), "PCShellSetContext");
-      petsc_check(PCShellSetApply(pc, apply_block_jacobi_shell), "PCShellSetApply");
+      petsc_check(PCShellSetApply(pc, apply_shell<&BlockSystem::apply_block_jacobi>), "PCShellSetApply");
       petsc_check(PCShellSetName(pc, "point-block Jacobi"), "PCShellSetName");
     }
   }

@@ -1,6 +1,6 @@
 // The distributed 6x6-block system on 1, 2 and 3 ranks: the point-block Jacobi fallback inverts exactly the
 // diagonal blocks, whether every rank adds its own rows or another rank adds some of them, and its CG solves
-// the same system as the default block Jacobi/ICC(0).
+// the same system as the default block Jacobi with single-precision IC(0) blocks.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

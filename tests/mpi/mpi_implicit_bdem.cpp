@@ -427,9 +427,9 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
   if (rank == 0) std::filesystem::remove_all(dir);
 }
 
-// A contact-heavy drop on which ICC(0) breaks down: the Newton steps solved by the point-block Jacobi fallback
-// (and the rest of their time steps, which skip ICC) reach the minimisers that scalar Jacobi, which never
-// breaks down, reaches.
+// A contact-heavy drop on which IC(0) meets indefinite pivots: the Newton steps solved by the point-block Jacobi
+// fallback (the rest of a time step after a shifted factorisation) reach the minimisers that scalar Jacobi
+// reaches.
 TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
   const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
   Scene base = parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/plate_drop_small.json");

@@ -2,7 +2,9 @@
 // A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: an SBAIJ matrix
 // (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the
 // pattern holds, solved by KSP under an options prefix so users tune it from the command line
-// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). An algebraic
+// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). The default
+// preconditioner on 6x6 blocks is block Jacobi across ranks with a single-precision IC(0) of each rank's block
+// (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead). An algebraic
 // multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc 3.18's multigrids take AIJ
 // only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
@@ -11,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "percussion/solvers/single_precision_icc.hpp"
+
 namespace percussion::solvers {
 
 class BlockSystem {
  public:
-  // Defaults (CG, block Jacobi, unpreconditioned residual norm) may be overridden by the options database
-  // under `prefix`.
+  // Defaults (CG, block Jacobi with IC(0) blocks, unpreconditioned residual norm) may be overridden by the
+  // options database under `prefix`.
   BlockSystem(MPI_Comm comm, std::string prefix, int block_size);
   ~BlockSystem();
   BlockSystem(const BlockSystem&) = delete;
@@ -41,7 +45,12 @@ class BlockSystem {
   // set-up as the near-nullspace its coarse spaces must represent.
   void set_near_nullspace(std::span<const double> modes, int count);
 
-  struct Result { PetscInt iterations; int reason; double residual_norm; };
+  struct Result {
+    PetscInt iterations;
+    int reason;
+    double residual_norm;
+    bool preconditioner_shifted = false;  // this solve factored IC(0), and it needed a diagonal shift
+  };
   // Collective. rhs and solution hold bs values per owned row. With refresh false the preconditioner of the
   // last refresh is kept although the matrix changed (lagged: Newton iterations of one time step), which
   // saves its set-up; the first solve after preallocate() always builds it.
@@ -51,6 +60,12 @@ class BlockSystem {
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
   // y = D⁻¹ x with D the bs×bs diagonal blocks of the assembled matrix (the fallback's preconditioner).
   void apply_block_jacobi(const double* x, double* y) const;
+  // The default preconditioner's set-up (IC(0) of this rank's diagonal block of P) and application.
+  void factor_icc(Mat P);
+  void apply_icc(const double* x, double* y) const;
+  // IC(0) factorisations so far, and those that needed a diagonal shift for positive definite pivots.
+  long icc_factorisations() const { return icc_factorisations_; }
+  long icc_shifted() const { return icc_shifted_; }
 
  private:
   void destroy();
@@ -67,6 +82,9 @@ class BlockSystem {
   // Diagonal blocks (bs×bs per owned row) summed by add_block, so point-block Jacobi needs neither a
   // conversion to AIJ (PETSc 3.18 inverts block diagonals of (B)AIJ only) nor a pass over the matrix; they are
   // read back from the matrix instead when some diagonal block came from another rank. Inverted in place.
+  SinglePrecisionIcc icc_;
+  long icc_factorisations_ = 0, icc_shifted_ = 0;
+  bool icc_last_shifted_ = false;
   std::vector<double> diagonal_;
   bool diagonal_complete_ = false, diagonal_inverted_ = false;  // complete: every sum since zero() was local
   void invert_diagonal();

@@ -1,0 +1,141 @@
+#include "percussion/solvers/single_precision_icc.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <algorithm>
+#include <string>
+
+#include "percussion/core/error.hpp"
+#include "percussion/solvers/block_system.hpp"
+
+namespace percussion::solvers {
+namespace {
+constexpr int B = SinglePrecisionIcc::kBlock;
+constexpr int BB = B * B;
+using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
+using BlockF = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
+using VecF = Eigen::Matrix<float, B, 1>;
+// A pivot that stays positive definite after this many doublings of the shift would need α ≈ 1e5: the
+// diagonal then dominates any matrix that has a positive diagonal.
+constexpr int kMaxShifts = 24;
+constexpr double kFirstShift = 1e-2;
+}  // namespace
+
+double SinglePrecisionIcc::factor(Mat A) {
+  Mat local = nullptr;
+  petsc_check(MatGetDiagonalBlock(A, &local), "MatGetDiagonalBlock");
+  PetscInt bs = 0;
+  petsc_check(MatGetBlockSize(local, &bs), "MatGetBlockSize");
+  PetscBool sbaij = PETSC_FALSE;
+  petsc_check(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(local), MATSEQSBAIJ, &sbaij),
+              "PetscObjectTypeCompare");
+  if (bs != B || !sbaij)
+    throw NumericalError("single-precision IC(0) takes an SBAIJ matrix of block size 6 (use -bdem_mat_type sbaij, "
+                         "or another -bdem_pc_type)");
+  PetscInt n = 0;
+  const PetscInt *ia = nullptr, *ja = nullptr;
+  PetscBool done = PETSC_FALSE;
+  petsc_check(MatGetRowIJ(local, 0, PETSC_FALSE, PETSC_TRUE, &n, &ia, &ja, &done), "MatGetRowIJ");
+  if (!done) throw NumericalError("single-precision IC(0): MatGetRowIJ gave no block structure");
+  const PetscScalar* values = nullptr;
+  petsc_check(MatSeqSBAIJGetArray(local, const_cast<PetscScalar**>(&values)), "MatSeqSBAIJGetArray");
+
+  // A row of the upper triangle holds its diagonal block first, then the later columns in ascending order.
+  n_ = n;
+  first_.assign(static_cast<std::size_t>(n) + 1, 0);
+  column_.clear();
+  a_.clear();
+  diagonal_work_.resize(static_cast<std::size_t>(n) * BB);
+  for (PetscInt k = 0; k < n; ++k) {
+    if (ia[k] == ia[k + 1] || ja[ia[k]] != k)
+      throw NumericalError("single-precision IC(0): block row " + std::to_string(k) + " has no diagonal block");
+    // PETSc stores a block column by column; the factor works on row-major blocks.
+    Eigen::Map<Block> d(&diagonal_work_[static_cast<std::size_t>(k) * BB]);
+    d = Eigen::Map<const Block>(values + static_cast<std::size_t>(ia[k]) * BB).transpose();
+    for (PetscInt p = ia[k] + 1; p < ia[k + 1]; ++p) {
+      column_.push_back(ja[p]);
+      const Block b = Eigen::Map<const Block>(values + static_cast<std::size_t>(p) * BB).transpose();
+      a_.insert(a_.end(), b.data(), b.data() + BB);
+    }
+    first_[static_cast<std::size_t>(k) + 1] = static_cast<PetscInt>(column_.size());
+  }
+  petsc_check(MatSeqSBAIJRestoreArray(local, const_cast<PetscScalar**>(&values)), "MatSeqSBAIJRestoreArray");
+  petsc_check(MatRestoreRowIJ(local, 0, PETSC_FALSE, PETSC_TRUE, &n, &ia, &ja, &done), "MatRestoreRowIJ");
+
+  if (try_factor(0.0)) return 0.0;
+  double shift = kFirstShift;
+  for (int attempt = 0; attempt < kMaxShifts; ++attempt, shift *= 2)
+    if (try_factor(shift)) return shift;
+  throw NumericalError("single-precision IC(0): no diagonal shift up to " + std::to_string(shift) +
+                       " gives positive definite pivots (is the matrix's diagonal positive?)");
+}
+
+bool SinglePrecisionIcc::try_factor(double shift) {
+  const std::size_t n = static_cast<std::size_t>(n_);
+  const std::size_t nnz = column_.size();
+  // work_ = [off-diagonal blocks Ũ, updated in place | diagonal blocks]
+  work_.resize((nnz + n) * BB);
+  std::copy(a_.begin(), a_.end(), work_.begin());
+  double* diag = &work_[nnz * BB];
+  std::copy(diagonal_work_.begin(), diagonal_work_.end(), diag);
+  upper_.resize(nnz * BB);
+  pivot_inverse_.resize(n * BB);
+  std::vector<Block>& scaled = scaled_;  // D_k⁻¹ Ũ_kl of the row being eliminated
+  for (std::size_t k = 0; k < n; ++k) {
+    Eigen::Map<Block> pivot(diag + k * BB);
+    pivot.triangularView<Eigen::StrictlyLower>() = pivot.transpose();  // the diagonal block's upper triangle
+    if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Block>(&diagonal_work_[k * BB]).diagonal().cwiseAbs();
+    const Eigen::LLT<Block> llt(pivot);
+    if (llt.info() != Eigen::Success) return false;
+    const Block inverse = llt.solve(Block::Identity());
+    Eigen::Map<BlockF> pivot_inverse(&pivot_inverse_[k * BB]);
+    pivot_inverse = inverse.cast<float>();
+    const PetscInt begin = first_[k], end = first_[k + 1];
+    if (static_cast<std::size_t>(end - begin) > scaled.size()) scaled.resize(static_cast<std::size_t>(end - begin));
+    for (PetscInt q = begin; q < end; ++q) {
+      scaled[q - begin].noalias() = inverse * Eigen::Map<const Block>(&work_[static_cast<std::size_t>(q) * BB]);
+      Eigen::Map<BlockF> u(&upper_[static_cast<std::size_t>(q) * BB]);
+      u = scaled[q - begin].cast<float>();
+    }
+    // Schur complement on the pattern: A_jl −= Ũ_kjᵀ D_k⁻¹ Ũ_kl for the blocks (j, l), j ≤ l, of row k.
+    for (PetscInt p = begin; p < end; ++p) {
+      const PetscInt j = column_[static_cast<std::size_t>(p)];
+      const Eigen::Map<const Block> ukj(&work_[static_cast<std::size_t>(p) * BB]);
+      Eigen::Map<Block>(diag + static_cast<std::size_t>(j) * BB).noalias() -= ukj.transpose() * scaled[p - begin];
+      PetscInt r = first_[static_cast<std::size_t>(j)];  // both rows are sorted: walk row j along row k
+      const PetscInt r_end = first_[static_cast<std::size_t>(j) + 1];
+      for (PetscInt q = p + 1; q < end && r < r_end; ++q) {
+        const PetscInt l = column_[static_cast<std::size_t>(q)];
+        while (r < r_end && column_[static_cast<std::size_t>(r)] < l) ++r;
+        if (r < r_end && column_[static_cast<std::size_t>(r)] == l)
+          Eigen::Map<Block>(&work_[static_cast<std::size_t>(r) * BB]).noalias() -= ukj.transpose() * scaled[q - begin];
+      }
+    }
+  }
+  return true;
+}
+
+void SinglePrecisionIcc::apply(const double* x, double* y) const {
+  const std::size_t n = static_cast<std::size_t>(n_);
+  t_.resize(n * B);
+  for (std::size_t i = 0; i < n * B; ++i) t_[i] = static_cast<float>(x[i]);
+  // Uᵀ s = x, column by column: s_k is final when reached, then pushed into the later rows it couples to.
+  for (std::size_t k = 0; k < n; ++k) {
+    const VecF s = Eigen::Map<const VecF>(&t_[k * B]);
+    for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
+      Eigen::Map<VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]).noalias() -=
+          Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * s;
+  }
+  // D⁻¹, then U z = w from the last row up.
+  for (std::size_t kk = n; kk-- > 0;) {
+    VecF z = Eigen::Map<const BlockF>(&pivot_inverse_[kk * BB]) * Eigen::Map<const VecF>(&t_[kk * B]);
+    for (PetscInt p = first_[kk]; p < first_[kk + 1]; ++p)
+      z.noalias() -= Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]) *
+                     Eigen::Map<const VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]);
+    Eigen::Map<VecF> out(&t_[kk * B]);
+    out = z;
+  }
+  for (std::size_t i = 0; i < n * B; ++i) y[i] = static_cast<double>(t_[i]);
+}
+
+}  // namespace percussion::solvers
