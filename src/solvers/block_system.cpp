@@ -90,8 +90,9 @@ void BlockSystem::destroy() {
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
   destroy();
   n_owned_ = n_owned;
-  diagonal_.clear();
-  diagonal_complete_ = false;  // until zero() starts the sums
+  diagonal_.assign(static_cast<std::size_t>(n_owned * bs_ * bs_), 0.0);  // a new matrix is zero
+  diagonal_complete_ = true;
+  diagonal_inserted_ = false;
   diagonal_inverted_ = false;
   MPI_Exscan(&n_owned, &first_row_, 1, MPIU_INT, MPI_SUM, comm_);
   int rank = 0;
@@ -138,15 +139,19 @@ void BlockSystem::zero() {
   petsc_check(MatZeroEntries(A_), "MatZeroEntries");
   diagonal_.assign(static_cast<std::size_t>(n_owned_ * bs_ * bs_), 0.0);
   diagonal_complete_ = true;
+  diagonal_inserted_ = false;
   diagonal_inverted_ = false;
 }
 
 void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
   if (row == col) {
     const PetscInt local = row - first_row_;
-    if (local >= 0 && local < n_owned_ && diagonal_complete_ && !diagonal_inverted_) {
+    if (local >= 0 && local < n_owned_) {
       double* d = &diagonal_[static_cast<std::size_t>(local * bs_ * bs_)];
       for (int k = 0; k < bs_ * bs_; ++k) d[k] += v[k];
+      // Summed here and inserted once per row by assemble(): a bonded particle's diagonal block gets a dozen
+      // additions, and each MatSetValuesBlocked call searches its row.
+      if (!diagonal_inserted_) return;
     } else {
       diagonal_complete_ = false;
     }
@@ -156,6 +161,15 @@ void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
 }
 
 void BlockSystem::assemble() {
+  if (!diagonal_inserted_) {
+    const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+    for (PetscInt r = 0; r < n_owned_; ++r) {
+      const PetscInt row = first_row_ + r;
+      petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &row, &diagonal_[static_cast<std::size_t>(r) * bb], ADD_VALUES),
+                  "MatSetValuesBlocked");
+    }
+    diagonal_inserted_ = true;  // later additions before zero() go to the matrix directly
+  }
   diagonal_inverted_ = false;
   petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
@@ -241,10 +255,10 @@ void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y)
 
 void BlockSystem::invert_diagonal() {
   const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
-  diagonal_.resize(static_cast<std::size_t>(n_owned_) * bb);
+  diagonal_inverse_ = diagonal_;
   std::vector<PetscInt> idx(static_cast<std::size_t>(bs_));
   for (PetscInt r = 0; r < n_owned_; ++r) {
-    double* d = &diagonal_[static_cast<std::size_t>(r) * bb];
+    double* d = &diagonal_inverse_[static_cast<std::size_t>(r) * bb];
     if (!diagonal_complete_) {  // some diagonal block was added elsewhere: read the assembled upper triangle
       for (int k = 0; k < bs_; ++k) idx[static_cast<std::size_t>(k)] = (first_row_ + r) * bs_ + k;
       for (int k = 0; k < bs_; ++k)
@@ -259,8 +273,8 @@ void BlockSystem::invert_diagonal() {
 }
 
 void BlockSystem::apply_block_jacobi(const double* x, double* y) const {
-  if (bs_ == 6) apply_blocks<6>(diagonal_.data(), x, y, n_owned_, bs_);
-  else apply_blocks<Eigen::Dynamic>(diagonal_.data(), x, y, n_owned_, bs_);
+  if (bs_ == 6) apply_blocks<6>(diagonal_inverse_.data(), x, y, n_owned_, bs_);
+  else apply_blocks<Eigen::Dynamic>(diagonal_inverse_.data(), x, y, n_owned_, bs_);
 }
 
 BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
