@@ -11,13 +11,6 @@
 
 namespace percussion::solvers {
 
-void petsc_check(PetscErrorCode code, const char* what) {
-  if (code == 0) return;
-  const char* text = nullptr;
-  PetscErrorMessage(code, &text, nullptr);
-  throw NumericalError(std::string("PETSc: ") + what + " failed: " + (text ? text : "unknown error"));
-}
-
 namespace {
 // CG with the given default preconditioner, both overridable under `prefix`. Its norm is the true residual:
 // the Newton forcing term bounds |A y + g| / |g|, whatever the preconditioner.
@@ -173,6 +166,7 @@ void BlockSystem::assemble() {
   diagonal_inverted_ = false;
   petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
+  if (single_precision_product_ && upper_only_ && bs_ == SinglePrecisionProduct::kBlock) product_.attach(A_);
 }
 
 void BlockSystem::set_near_nullspace(std::span<const double> modes, int count) {

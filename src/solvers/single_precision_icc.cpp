@@ -6,7 +6,7 @@
 #include <string>
 
 #include "percussion/core/error.hpp"
-#include "percussion/solvers/block_system.hpp"
+#include "percussion/solvers/sbaij_block.hpp"
 
 namespace percussion::solvers {
 namespace {
@@ -22,45 +22,26 @@ constexpr double kFirstShift = 1e-2;
 }  // namespace
 
 double SinglePrecisionIcc::factor(Mat A) {
-  Mat local = nullptr;
-  petsc_check(MatGetDiagonalBlock(A, &local), "MatGetDiagonalBlock");
-  PetscInt bs = 0;
-  petsc_check(MatGetBlockSize(local, &bs), "MatGetBlockSize");
-  PetscBool sbaij = PETSC_FALSE;
-  petsc_check(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(local), MATSEQSBAIJ, &sbaij),
-              "PetscObjectTypeCompare");
-  if (bs != B || !sbaij)
-    throw NumericalError("single-precision IC(0) takes an SBAIJ matrix of block size 6 (use -bdem_mat_type sbaij, "
-                         "or another -bdem_pc_type)");
-  PetscInt n = 0;
-  const PetscInt *ia = nullptr, *ja = nullptr;
-  PetscBool done = PETSC_FALSE;
-  petsc_check(MatGetRowIJ(local, 0, PETSC_FALSE, PETSC_TRUE, &n, &ia, &ja, &done), "MatGetRowIJ");
-  if (!done) throw NumericalError("single-precision IC(0): MatGetRowIJ gave no block structure");
-  const PetscScalar* values = nullptr;
-  petsc_check(MatSeqSBAIJGetArray(local, const_cast<PetscScalar**>(&values)), "MatSeqSBAIJGetArray");
-
-  // A row of the upper triangle holds its diagonal block first, then the later columns in ascending order.
-  n_ = n;
-  first_.assign(static_cast<std::size_t>(n) + 1, 0);
+  const SbaijBlock block(A, "single-precision IC(0)");
+  // The factor keeps the off-diagonal blocks apart from the diagonal ones, both row-major.
+  n_ = block.rows;
+  first_.assign(static_cast<std::size_t>(n_) + 1, 0);
   column_.clear();
   a_.clear();
-  diagonal_work_.resize(static_cast<std::size_t>(n) * BB);
-  for (PetscInt k = 0; k < n; ++k) {
-    if (ia[k] == ia[k + 1] || ja[ia[k]] != k)
-      throw NumericalError("single-precision IC(0): block row " + std::to_string(k) + " has no diagonal block");
-    // PETSc stores a block column by column; the factor works on row-major blocks.
-    Eigen::Map<Block> d(&diagonal_work_[static_cast<std::size_t>(k) * BB]);
-    d = Eigen::Map<const Block>(values + static_cast<std::size_t>(ia[k]) * BB).transpose();
-    for (PetscInt p = ia[k] + 1; p < ia[k + 1]; ++p) {
-      column_.push_back(ja[p]);
-      const Block b = Eigen::Map<const Block>(values + static_cast<std::size_t>(p) * BB).transpose();
-      a_.insert(a_.end(), b.data(), b.data() + BB);
+  diagonal_work_.resize(static_cast<std::size_t>(n_) * BB);
+  block.with_values([&](const PetscScalar* values) {
+    for (PetscInt k = 0; k < n_; ++k) {
+      const PetscInt begin = block.first[static_cast<std::size_t>(k)], end = block.first[static_cast<std::size_t>(k) + 1];
+      Eigen::Map<Block> d(&diagonal_work_[static_cast<std::size_t>(k) * BB]);
+      d = Eigen::Map<const Block>(values + static_cast<std::size_t>(begin) * BB).transpose();
+      for (PetscInt p = begin + 1; p < end; ++p) {
+        column_.push_back(block.column[static_cast<std::size_t>(p)]);
+        const Block b = Eigen::Map<const Block>(values + static_cast<std::size_t>(p) * BB).transpose();
+        a_.insert(a_.end(), b.data(), b.data() + BB);
+      }
+      first_[static_cast<std::size_t>(k) + 1] = static_cast<PetscInt>(column_.size());
     }
-    first_[static_cast<std::size_t>(k) + 1] = static_cast<PetscInt>(column_.size());
-  }
-  petsc_check(MatSeqSBAIJRestoreArray(local, const_cast<PetscScalar**>(&values)), "MatSeqSBAIJRestoreArray");
-  petsc_check(MatRestoreRowIJ(local, 0, PETSC_FALSE, PETSC_TRUE, &n, &ia, &ja, &done), "MatRestoreRowIJ");
+  });
 
   if (try_factor(0.0)) return 0.0;
   double shift = kFirstShift;

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "percussion/solvers/petsc_check.hpp"
 #include "percussion/solvers/single_precision_icc.hpp"
+#include "percussion/solvers/single_precision_product.hpp"
 
 namespace percussion::solvers {
 
@@ -31,6 +33,11 @@ class BlockSystem {
   PetscInt preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz);
   PetscInt first_row() const { return first_row_; }
   bool ready() const { return A_ != nullptr; }
+
+  // With 6x6 blocks and SBAIJ, products by the rank's diagonal block use a single-precision copy of it, made at
+  // every assemble() (single_precision_product.hpp): for inexact Newton solves, not for tight tolerances.
+  // Call before the first assemble().
+  void use_single_precision_product(bool on) { single_precision_product_ = on; }
 
   void zero();                                                  // keep the pattern, zero the values
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
@@ -84,6 +91,8 @@ class BlockSystem {
   // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix
   // instead when some diagonal block came from another rank.
   SinglePrecisionIcc icc_;
+  SinglePrecisionProduct product_;
+  bool single_precision_product_ = false;
   long icc_factorisations_ = 0, icc_shifted_ = 0;
   bool icc_last_shifted_ = false;
   std::vector<double> diagonal_, diagonal_inverse_;
@@ -93,8 +102,5 @@ class BlockSystem {
   void invert_diagonal();
   Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
 };
-
-// PETSc reports errors by code; turn one into an exception naming the call.
-void petsc_check(PetscErrorCode code, const char* what);
 
 }  // namespace percussion::solvers

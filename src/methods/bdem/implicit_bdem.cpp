@@ -56,6 +56,10 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
+  PetscBool single_product = PETSC_TRUE;  // -bdem_single_precision_product 0: PETSc's double-precision product
+  solvers::petsc_check(PetscOptionsGetBool(nullptr, "bdem_", "-single_precision_product", &single_product, nullptr),
+                       "PetscOptionsGetBool");
+  system_.use_single_precision_product(single_product == PETSC_TRUE);
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   if (scene_.implicit.form != "midpoint") return;

@@ -1,6 +1,7 @@
-// The single-precision block IC(0) preconditioner on small sequential SBAIJ matrices: exact where IC(0) is
-// (a block chain has no fill), symmetric positive definite where it is not (a ring), and shifted to stay so
-// where the matrix itself would give indefinite pivots.
+// The single-precision kernels of the Newton solve on small sequential SBAIJ matrices. The block IC(0)
+// preconditioner: exact where IC(0) is (a block chain has no fill), symmetric positive definite where it is not
+// (a ring), and shifted to stay so where the matrix itself would give indefinite pivots. The matrix product:
+// PETSc's own to float rounding.
 #include <gtest/gtest.h>
 #include <petscmat.h>
 
@@ -10,8 +11,10 @@
 #include <vector>
 
 #include "percussion/solvers/single_precision_icc.hpp"
+#include "percussion/solvers/single_precision_product.hpp"
 
 using percussion::solvers::SinglePrecisionIcc;
+using percussion::solvers::SinglePrecisionProduct;
 using Block = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;
 
 namespace {
@@ -138,5 +141,37 @@ TEST(SinglePrecisionIcc, RejectsAMatrixThatIsNotSbaijOfBlockSizeSix) {
   MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
   SinglePrecisionIcc icc;
   EXPECT_THROW(icc.factor(A), std::exception);
+  MatDestroy(&A);
+}
+
+TEST(SinglePrecisionProduct, ReplacesPetscsProductUpToFloatRounding) {
+  std::mt19937 gen(7);
+  const Sparse s = coupled(16, true, gen);
+  Mat A = s.petsc();
+  Vec x, y_double, y_single;
+  ASSERT_EQ(MatCreateVecs(A, &x, &y_double), 0);
+  ASSERT_EQ(VecDuplicate(y_double, &y_single), 0);
+  const Eigen::VectorXd xv = Eigen::VectorXd::Random(96);
+  double* xa = nullptr;
+  VecGetArray(x, &xa);
+  std::copy_n(xv.data(), 96, xa);
+  VecRestoreArray(x, &xa);
+  ASSERT_EQ(MatMult(A, x, y_double), 0);
+  SinglePrecisionProduct product;
+  product.attach(A);
+  ASSERT_EQ(MatMult(A, x, y_single), 0);  // through the replaced operation
+  const double *d = nullptr, *f = nullptr;
+  VecGetArrayRead(y_double, &d);
+  VecGetArrayRead(y_single, &f);
+  const Eigen::Map<const Eigen::VectorXd> yd(d, 96), yf(f, 96);
+  const Eigen::VectorXd exact = s.dense() * xv;
+  EXPECT_LT((yd - exact).norm(), 1e-13 * exact.norm());  // the reference is right
+  EXPECT_LT((yf - exact).norm(), 1e-6 * exact.norm());   // float values, double vectors
+  EXPECT_GT((yf - exact).norm(), 1e-12 * exact.norm());  // and really from the float copy
+  VecRestoreArrayRead(y_single, &f);
+  VecRestoreArrayRead(y_double, &d);
+  VecDestroy(&x);
+  VecDestroy(&y_double);
+  VecDestroy(&y_single);
   MatDestroy(&A);
 }

@@ -1,0 +1,32 @@
+#pragma once
+// The calling rank's diagonal block of a symmetric 6×6-block matrix (SBAIJ or MPISBAIJ), as the single-precision
+// kernels read it: block CSR of the upper triangle (each row's diagonal block first, then later columns in
+// ascending order) and PETSc's values, each block stored column by column.
+#include <petscmat.h>
+
+#include <vector>
+
+#include "percussion/solvers/petsc_check.hpp"
+
+namespace percussion::solvers {
+
+struct SbaijBlock {
+  Mat local = nullptr;                   // owned by the matrix it came from
+  PetscInt rows = 0;
+  std::vector<PetscInt> first, column;  // block row k: first[k] .. first[k+1]
+  // Checks A (block size 6, SBAIJ; `who` names the caller in the message) and copies the local block's structure.
+  SbaijBlock(Mat A, const char* who);
+  // Calls f(values) with the local block's value array (36 per block, in `column` order).
+  template <class F>
+  void with_values(F&& f) const;
+};
+
+template <class F>
+void SbaijBlock::with_values(F&& f) const {
+  PetscScalar* values = nullptr;
+  petsc_check(MatSeqSBAIJGetArray(local, &values), "MatSeqSBAIJGetArray");
+  f(static_cast<const PetscScalar*>(values));
+  petsc_check(MatSeqSBAIJRestoreArray(local, &values), "MatSeqSBAIJRestoreArray");
+}
+
+}  // namespace percussion::solvers

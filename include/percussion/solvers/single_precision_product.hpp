@@ -1,0 +1,33 @@
+#pragma once
+// The product by one rank's diagonal block of a 6×6-block SBAIJ matrix, from a single-precision copy of its
+// values. Like the triangular solves of the preconditioner, a CG iteration's matrix product is bound by memory
+// traffic, and this block holds nearly all of the matrix (the blocks coupling ranks stay in PETSc, in double).
+// attach() puts the copy in place of PETSc's kernel (MatSetOperation on the block, which MPISBAIJ's MatMult
+// calls for its local part), so KSP and every Krylov method keep working on the same Mat.
+//
+// Why it is safe for inexact Newton: the solve only needs a relative residual of 1e-1 to 1e-3 on the double
+// system, while the float copy perturbs each entry by 6e-8 relative; the gradient and the convergence test stay
+// in double, so the minimiser reached is the same (checked in tests/mpi/mpi_block_system.cpp and by the
+// rank-agreement and restart tests, which run with it).
+#include <petscmat.h>
+
+#include <vector>
+
+namespace percussion::solvers {
+
+class SinglePrecisionProduct {
+ public:
+  static constexpr int kBlock = 6;
+  // Copies A's local diagonal block (SBAIJ or MPISBAIJ, block size 6) to floats and routes that block's
+  // MatMult through multiply(). Call after every assembly; this object must outlive A's products.
+  void attach(Mat A);
+  // y = A_local x on the rank's 6·rows values.
+  void multiply(const double* x, double* y) const;
+
+ private:
+  PetscInt n_ = 0;
+  std::vector<PetscInt> first_, column_;  // block row k: first_[k] .. first_[k+1], diagonal block first
+  std::vector<float> values_;             // PETSc's layout: each 6×6 block column by column
+};
+
+}  // namespace percussion::solvers
