@@ -206,7 +206,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
                                                        "step_factor", "hessian", "fracture_rounds",
-                                                       "reuse_preconditioner", "petsc_options"})) {
+                                                       "reuse_preconditioner", "hessian_lag_contraction",
+                                                       "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
@@ -217,6 +218,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.fracture_rounds =
         static_cast<int>(c->integer_or("fracture_rounds", s.implicit.fracture_rounds, Range::closed(1, 1000)));
     s.implicit.reuse_preconditioner = c->boolean_or("reuse_preconditioner", s.implicit.reuse_preconditioner);
+    s.implicit.hessian_lag_contraction =
+        c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));
     s.implicit.petsc_options = parse_petsc_options(*c, "petsc_options");
   }
 

@@ -101,6 +101,10 @@ struct ImplicitControl {
   // Keep the Newton matrix's preconditioner through the Newton iterations of a step (rebuilt when CG
   // slows down); false rebuilds it every iteration.
   bool reuse_preconditioner = true;
+  // Keep the assembled Newton matrix (a lagged Hessian, as PETSc's -snes_lag_jacobian) for the next Newton
+  // iteration when the last step was full, no contact opened or closed, and the residual fell below this
+  // fraction of the previous one; 0 assembles at every iteration.
+  double hessian_lag_contraction = 0.25;
   // PETSc options for the step's linear solver, e.g. "-bdem_pc_type gamg" for the paper-size scenes; the
   // command line overrides them. Pairs of name (with its dash) and value ("" for a flag).
   std::vector<std::pair<std::string, std::string>> petsc_options;

@@ -184,6 +184,17 @@ inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat
 }
 }  // namespace detail
 
+// Energy and reduced gradient only, for evaluations that assemble no Hessian: bit-identical to those of
+// bond_reduced and bond_reduced_gauss_newton.
+inline void bond_reduced_gradient(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                  const quat::Quat& qj, const BondRest& rest, const ReducedAt& at, double& energy,
+                                  Reduced12& gradient) {
+  BondReduced out;  // its Hessian stays unset
+  detail::bond_energy_gradient(pi, qi, pj, qj, rest, at, out);
+  energy = out.energy;
+  gradient = out.gradient;
+}
+
 // Energy, reduced gradient and reduced Hessian of one bond at (p_i, q_i, p_j, q_j), in the coordinates `at`.
 // With project_psd the Hessian's negative eigenvalues are clamped to zero (notes §2.9, project_psd_bond), so
 // the assembled Newton matrix stays PSD.

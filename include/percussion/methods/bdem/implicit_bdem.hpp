@@ -79,7 +79,11 @@ class ImplicitBdem final : public BdemMethod {
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
-  long fallback_solves_ = 0, hessian_assemblies_ = 0;
+  long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0;
+  bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
+  std::vector<char> contact_active_;  // per pair, at the last assembly
+  std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
+  long contacts_changed_ = 0;         // the last gradient evaluation found another contact set (this rank)
   long steps_run_ = 0;
 };
 
