@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The implicit solver's single-precision kernels against PETSc's double-precision ones, in one run: the same
+# scene and steps three times (1 rank) with
+#   default        single-precision IC(0) blocks and single-precision product by the rank's block
+#   double product single-precision IC(0), PETSc's product        (-bdem_single_precision_product 0)
+#   petsc          PETSc's ICC(0) and product                      (-bdem_pc_type bjacobi -bdem_single_precision_product 0)
+# and prints, from -log_view, the seconds per matrix product and per preconditioner application, the time loop,
+# their ratios to "petsc", and the CG iterations and final energy of each (the kernels must not change them
+# beyond float rounding).
+# Usage: scripts/bench/single_precision_kernels.sh [SCENE.json [STEPS]]   (default: inputs/bdem/beam_twist.json 8)
+# Environment: BUILD_DIR (default build), built first unless PERCUSSION_BENCH_NO_BUILD=1; KEEP=1 keeps the runs.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=scripts/setup.sh
+source "$root/scripts/setup.sh"
+cd "$root"
+
+scene="${1:-inputs/bdem/beam_twist.json}"
+steps="${2:-8}"
+build_dir="${BUILD_DIR:-build}"
+percussion="$build_dir/percussion"
+python="$(percussion_python)"
+if [[ ! -f "$scene" ]]; then
+  echo "bench: scene $scene does not exist" >&2
+  exit 2
+fi
+work="$(mktemp -d /tmp/percussion-kernels-bench.XXXXXX)"
+if [[ "${KEEP:-0}" != 1 ]]; then
+  trap 'rm -rf "$work"' EXIT
+fi
+if [[ "${PERCUSSION_BENCH_NO_BUILD:-0}" != 1 ]]; then
+  echo "bench: building Release in $build_dir/ (log: $work/build.log)" >&2
+  if ! percussion_build "$build_dir" Release >"$work/build.log" 2>&1; then
+    tail -n 40 "$work/build.log" >&2
+    exit 1
+  fi
+fi
+
+# The implicit copy of the scene (a scene may default to explicit).
+"$python" - "$scene" "$work/scene.json" <<'EOF'
+import json, sys
+with open(sys.argv[1]) as f:
+    scene = json.load(f)
+scene["integrator"] = "implicit"
+with open(sys.argv[2], "w") as f:
+    json.dump(scene, f)
+EOF
+
+echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadavg)"
+declare -A options=(
+  [default]=""
+  [double_product]="-bdem_single_precision_product 0"
+  [petsc]="-bdem_pc_type bjacobi -bdem_single_precision_product 0"
+)
+for variant in default double_product petsc; do
+  echo "bench: $variant" >&2
+  # shellcheck disable=SC2086  # the options are words
+  "$percussion" run "$work/scene.json" --out "$work/$variant" --steps "$steps" --overwrite \
+    ${options[$variant]} -log_view ":$work/$variant.log_view" >"$work/$variant.log" 2>&1 || {
+    echo "bench: the $variant run failed; last lines of $work/$variant.log:" >&2
+    tail -n 20 "$work/$variant.log" >&2
+    trap - EXIT
+    exit 1
+  }
+done
+
+"$python" - "$work" "$scene" "$steps" <<'EOF'
+import json, os, sys
+work, scene, steps = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def event(log, name):
+    """(count, seconds) of a -log_view event line."""
+    with open(log) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0] == name:
+                return int(parts[1]), float(parts[3])
+    return 0, 0.0
+
+rows = {}
+for v in ("default", "double_product", "petsc"):
+    with open(os.path.join(work, v, "summary.json")) as f:
+        s = json.load(f)
+    log = os.path.join(work, v + ".log_view")
+    rows[v] = dict(product=event(log, "MatMult"), apply=event(log, "PCApply"), loop=s["loop_seconds"],
+                   cg=s["counters"]["krylov_iterations"], energy=s["final"]["total"])
+print(f"{scene}, {steps} implicit steps, 1 rank")
+print(f"{'variant':16}{'ms/product':>12}{'ms/PC apply':>13}{'loop s':>9}{'product x':>11}{'apply x':>9}{'loop x':>8}"
+      f"{'CG its':>8}{'final energy':>22}")
+base = rows["petsc"]
+def per(ev):
+    return 1e3 * ev[1] / max(1, ev[0])
+for v, r in rows.items():
+    print(f"{v:16}{per(r['product']):12.2f}{per(r['apply']):13.2f}{r['loop']:9.2f}"
+          f"{per(base['product']) / per(r['product']):11.2f}{per(base['apply']) / per(r['apply']):9.2f}"
+          f"{base['loop'] / r['loop']:8.2f}{int(r['cg']):8d}{r['energy']:22.12g}")
+print("x = the petsc row's time / this row's (above 1: faster than PETSc's double-precision kernels)")
+EOF
