@@ -36,6 +36,8 @@ check_bad "${base/\"type\":\"box\"/\"type\":\"cone\"}" "/bodies/0/shape/type"
 check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.2,-0.2,0.2]}" "/bodies/0/shape"
 check_bad "${base/\"output\":\{\"frame_interval\":0.001\}/\"output\":{}}" "/output: missing required key 'frame_interval'"
 check_bad "{\"method\": \"bdem\", " "invalid JSON"
+check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"hessian_lag_contraction\":1.5\}}" \
+  "/implicit/hessian_lag_contraction: must be in [0, 1), got 1.5"
 # A shape too small to hold one particle is reported with its JSON path too.
 check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.01,0.2,0.2]}" "/bodies/0/shape"
 
@@ -45,6 +47,9 @@ expect_output "$SCRATCH/missing.json: cannot read file"
 expect_exit 2 "$PERCUSSION" run "$good" --frobnicate
 expect_output "unknown option '--frobnicate'"
 expect_exit 2 "$PERCUSSION" run "$good" --steps -4
+expect_exit 2 "$PERCUSSION" run "$(scene "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\"}")" \
+  --out "$SCRATCH/out" -bdem_single_precision_product maybe
+expect_output "option -bdem_single_precision_product: expected 1/0, true/false, yes/no or on/off, got 'maybe'"
 expect_exit 2 "$PERCUSSION" info "$good"
 expect_output "$good"
 expect_exit 2 "$PERCUSSION" run "$good" --restart "$SCRATCH/nothing-here" --out "$SCRATCH/out"

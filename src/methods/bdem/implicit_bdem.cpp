@@ -2,8 +2,10 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
@@ -33,6 +35,21 @@ constexpr double kForcingCap = 0.1;
 // A fracture round breaks the bonds within this fraction of the largest stress ratio.
 constexpr double kFractureBand = 0.9;
 
+// -bdem_single_precision_product [1|0|true|false|yes|no|on|off]: 0 gives PETSc's double-precision product.
+bool single_precision_product_option() {
+  char value[32] = "";
+  PetscBool set = PETSC_FALSE;
+  solvers::petsc_check(
+      PetscOptionsGetString(nullptr, "bdem_", "-single_precision_product", value, sizeof value, &set),
+      "PetscOptionsGetString");
+  std::string v(value);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (!set || v.empty() || v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  throw InputError("option -bdem_single_precision_product: expected 1/0, true/false, yes/no or on/off, got '" +
+                   std::string(value) + "'");
+}
+
 }  // namespace
 
 ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
@@ -56,10 +73,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
-  PetscBool single_product = PETSC_TRUE;  // -bdem_single_precision_product 0: PETSc's double-precision product
-  solvers::petsc_check(PetscOptionsGetBool(nullptr, "bdem_", "-single_precision_product", &single_product, nullptr),
-                       "PetscOptionsGetBool");
-  system_.use_single_precision_product(single_product == PETSC_TRUE);
+  system_.use_single_precision_product(single_precision_product_option());
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   if (scene_.implicit.form != "midpoint") return;
