@@ -111,7 +111,7 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   if (upper_only_) petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
   // Block Jacobi across ranks by default; on 6x6-block SBAIJ its blocks are our single-precision IC(0).
-  const bool own_icc = bs_ == SinglePrecisionIcc::kBlock && upper_only_;
+  const bool own_icc = bs_ == SbaijBlock::kBlock && upper_only_;
   ksp_ = make_cg(comm_, prefix_, own_icc ? PCSHELL : PCBJACOBI);
   PC pc;
   petsc_check(KSPGetPC(ksp_, &pc), "KSPGetPC");
@@ -166,7 +166,7 @@ void BlockSystem::assemble() {
   diagonal_inverted_ = false;
   petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
-  if (single_precision_product_ && upper_only_ && bs_ == SinglePrecisionProduct::kBlock) product_.attach(A_);
+  if (single_precision_product_ && upper_only_ && bs_ == SbaijBlock::kBlock) product_.attach(A_);
 }
 
 void BlockSystem::set_near_nullspace(std::span<const double> modes, int count) {
@@ -201,10 +201,10 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
   petsc_check(KSPSetOperators(ksp_, A_, P_ ? P_ : A_), "KSPSetOperators");
   petsc_check(KSPSetReusePreconditioner(ksp_, refresh ? PETSC_FALSE : PETSC_TRUE), "KSPSetReusePreconditioner");
   built_ = true;
-  const long factorisations = icc_factorisations_;
+  const long shifted_before = icc_shifted_;
   Result r = run(ksp_, rhs, solution, rtol);
   // Each rank factors its own block: the answer is collective, so that every rank takes the same path next.
-  int shifted = icc_factorisations_ > factorisations && icc_last_shifted_ ? 1 : 0;
+  int shifted = icc_shifted_ > shifted_before ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &shifted, 1, MPI_INT, MPI_MAX, comm_);
   r.preconditioner_shifted = shifted != 0;
   return r;
@@ -242,7 +242,6 @@ void BlockSystem::factor_icc(Mat P) {
   const double shift = icc_.factor(P);
   ++icc_factorisations_;
   if (shift > 0) ++icc_shifted_;
-  icc_last_shifted_ = shift > 0;
 }
 
 void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y); }

@@ -13,7 +13,7 @@ SbaijBlock::SbaijBlock(Mat A, const char* who) {
   PetscBool sbaij = PETSC_FALSE;
   petsc_check(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(local), MATSEQSBAIJ, &sbaij),
               "PetscObjectTypeCompare");
-  if (bs != 6 || !sbaij)
+  if (bs != kBlock || !sbaij)
     throw NumericalError(std::string(who) + " takes an SBAIJ matrix of block size 6 (use -bdem_mat_type sbaij, "
                                             "or another -bdem_pc_type)");
   const PetscInt *ia = nullptr, *ja = nullptr;

@@ -10,7 +10,7 @@
 
 namespace percussion::solvers {
 namespace {
-constexpr int B = SinglePrecisionIcc::kBlock;
+constexpr int B = SbaijBlock::kBlock;
 constexpr int BB = B * B;
 using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
 using BlockF = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
@@ -28,11 +28,11 @@ double SinglePrecisionIcc::factor(Mat A) {
   first_.assign(static_cast<std::size_t>(n_) + 1, 0);
   column_.clear();
   a_.clear();
-  diagonal_work_.resize(static_cast<std::size_t>(n_) * BB);
+  diagonal_.resize(static_cast<std::size_t>(n_) * BB);
   block.with_values([&](const PetscScalar* values) {
     for (PetscInt k = 0; k < n_; ++k) {
       const PetscInt begin = block.first[static_cast<std::size_t>(k)], end = block.first[static_cast<std::size_t>(k) + 1];
-      Eigen::Map<Block> d(&diagonal_work_[static_cast<std::size_t>(k) * BB]);
+      Eigen::Map<Block> d(&diagonal_[static_cast<std::size_t>(k) * BB]);
       d = Eigen::Map<const Block>(values + static_cast<std::size_t>(begin) * BB).transpose();
       for (PetscInt p = begin + 1; p < end; ++p) {
         column_.push_back(block.column[static_cast<std::size_t>(p)]);
@@ -58,14 +58,14 @@ bool SinglePrecisionIcc::try_factor(double shift) {
   work_.resize((nnz + n) * BB);
   std::copy(a_.begin(), a_.end(), work_.begin());
   double* diag = &work_[nnz * BB];
-  std::copy(diagonal_work_.begin(), diagonal_work_.end(), diag);
+  std::copy(diagonal_.begin(), diagonal_.end(), diag);
   upper_.resize(nnz * BB);
   pivot_inverse_.resize(n * BB);
   std::vector<Block>& scaled = scaled_;  // D_k⁻¹ Ũ_kl of the row being eliminated
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> pivot(diag + k * BB);
     pivot.triangularView<Eigen::StrictlyLower>() = pivot.transpose();  // the diagonal block's upper triangle
-    if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Block>(&diagonal_work_[k * BB]).diagonal().cwiseAbs();
+    if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
     const Eigen::LLT<Block> llt(pivot);
     if (llt.info() != Eigen::Success) return false;
     const Block inverse = llt.solve(Block::Identity());

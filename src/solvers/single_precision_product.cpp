@@ -8,7 +8,7 @@
 
 namespace percussion::solvers {
 namespace {
-constexpr int B = SinglePrecisionProduct::kBlock;
+constexpr int B = SbaijBlock::kBlock;
 constexpr int BB = B * B;
 using BlockF = Eigen::Matrix<float, B, B, Eigen::ColMajor>;  // PETSc stores a block column by column
 using Vec6 = Eigen::Matrix<double, B, 1>;

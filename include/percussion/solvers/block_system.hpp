@@ -86,15 +86,14 @@ class BlockSystem {
   MatNullSpace near_null_ = nullptr;
   Vec b_ = nullptr, y_ = nullptr;
   KSP ksp_ = nullptr, fallback_ = nullptr;
-  // Diagonal blocks (bs×bs per owned row) summed by add_block since zero(), inserted into the matrix once per
-  // row by assemble(), and kept so point-block Jacobi needs neither a conversion to AIJ (PETSc 3.18 inverts
-  // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix
-  // instead when some diagonal block came from another rank.
   SinglePrecisionIcc icc_;
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
   long icc_factorisations_ = 0, icc_shifted_ = 0;
-  bool icc_last_shifted_ = false;
+  // Diagonal blocks (bs×bs per owned row) summed by add_block since zero(), inserted into the matrix once per
+  // row by assemble(), and kept so point-block Jacobi needs neither a conversion to AIJ (PETSc 3.18 inverts
+  // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix
+  // instead when some diagonal block came from another rank.
   std::vector<double> diagonal_, diagonal_inverse_;
   bool diagonal_complete_ = false;  // every diagonal addition since zero() was local
   bool diagonal_inserted_ = false;  // assemble() has put diagonal_ into the matrix since zero()

@@ -11,6 +11,7 @@
 namespace percussion::solvers {
 
 struct SbaijBlock {
+  static constexpr int kBlock = 6;       // the block size the single-precision kernels are written for
   Mat local = nullptr;                   // owned by the matrix it came from
   PetscInt rows = 0;
   std::vector<PetscInt> first, column;  // block row k: first[k] .. first[k+1]

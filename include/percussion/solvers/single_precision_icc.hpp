@@ -17,12 +17,12 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "percussion/solvers/sbaij_block.hpp"
+
 namespace percussion::solvers {
 
 class SinglePrecisionIcc {
  public:
-  static constexpr int kBlock = 6;
-
   // Factor the calling rank's diagonal block of A (SBAIJ or MPISBAIJ, block size 6, every diagonal block
   // present). Returns the shift α that was needed (0 when IC(0) of A itself has positive definite pivots).
   double factor(Mat A);
@@ -35,11 +35,10 @@ class SinglePrecisionIcc {
 
   PetscInt n_ = 0;
   std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
-  std::vector<double> a_;                 // A's off-diagonal blocks (row-major), then its diagonal blocks
+  std::vector<double> a_, diagonal_;     // A's off-diagonal blocks (in column_ order) and diagonal blocks, row-major
   std::vector<double> work_;              // the double-precision factorisation of one attempt
-  std::vector<double> diagonal_work_;
   std::vector<float> upper_, pivot_inverse_;  // U_kj and D_k⁻¹, row-major 6×6
-  std::vector<Eigen::Matrix<double, kBlock, kBlock, Eigen::RowMajor>> scaled_;
+  std::vector<Eigen::Matrix<double, SbaijBlock::kBlock, SbaijBlock::kBlock, Eigen::RowMajor>> scaled_;
   mutable std::vector<float> t_;
 };
 

@@ -7,8 +7,8 @@
 //
 // Why it is safe for inexact Newton: the solve only needs a relative residual of 1e-1 to 1e-3 on the double
 // system, while the float copy perturbs each entry by 6e-8 relative; the gradient and the convergence test stay
-// in double, so the minimiser reached is the same (checked in tests/mpi/mpi_block_system.cpp and by the
-// rank-agreement and restart tests, which run with it).
+// in double, so the minimiser reached is the same (tests/unit/test_single_precision.cpp checks the product;
+// the implicit method's rank-agreement and restart tests run with it).
 #include <petscmat.h>
 
 #include <vector>
@@ -17,7 +17,6 @@ namespace percussion::solvers {
 
 class SinglePrecisionProduct {
  public:
-  static constexpr int kBlock = 6;
   // Copies A's local diagonal block (SBAIJ or MPISBAIJ, block size 6) to floats and routes that block's
   // MatMult through multiply(). Call after every assembly; this object must outlive A's products.
   void attach(Mat A);

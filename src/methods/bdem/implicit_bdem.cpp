@@ -352,21 +352,22 @@ void ImplicitBdem::minimise() {
   bool full_step = false, same_contacts = false;
   double previous_res = 0;
   for (; iterations < scene_.implicit.max_iterations; ++iterations) {
-    // A state the last step predicts to be converged, or one that may keep the lagged Hessian, is evaluated
-    // on its gradient first: the Hessian, the costly part of an evaluation, is assembled only if needed.
-    double res = 0;
     // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
     // no contact opened or closed (that changes the matrix outright). Within a step the bonded iterates move
     // little, so on the bonded scenes it costs no Newton iterations and saves 60-80 % of the assemblies.
-    const double lag = scene_.implicit.hessian_lag_contraction;
+    const double lag = scene_.implicit.hessian_lag_contraction, tolerance = scene_.implicit.tolerance;
     const bool lag_candidate = newton && lag > 0 && hessian_current_ && full_step && same_contacts;
+    // A state the last step predicts to be converged, or one that may keep the lagged Hessian, is evaluated
+    // on its gradient first: the Hessian, the costly part of an evaluation, is assembled only if needed.
+    const bool gradient_first = likely_converged || lag_candidate;
+    double res = 0;
     bool lagged = false;
-    if (likely_converged || lag_candidate) {
+    if (gradient_first) {
       evaluate(Want::Gradient);
       res = residual();
-      lagged = lag_candidate && res < lag * previous_res;
+      lagged = lag_candidate && res >= tolerance && res < lag * previous_res;
     }
-    if (!(likely_converged || lag_candidate) || (res >= scene_.implicit.tolerance && !lagged)) {
+    if (!gradient_first || (res >= tolerance && !lagged)) {
       evaluate(newton ? Want::Hessian : Want::Gradient);
       res = residual();
       hessian_current_ = newton;
@@ -377,7 +378,7 @@ void ImplicitBdem::minimise() {
       std::fprintf(stderr, "  newton %2d  residual %.3e%s%s\n", iterations, res,
                    likely_converged ? " (predicted)" : "", lagged ? " (lagged Hessian)" : "");
     likely_converged = false;
-    if (res < scene_.implicit.tolerance) {
+    if (res < tolerance) {
       converged = true;
       break;
     }
@@ -402,7 +403,7 @@ void ImplicitBdem::minimise() {
                      last_krylov_ > 2 * fresh_krylov_ + 10;
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), but no tighter than what reaches the tolerance.
-      const double rtol = std::min(kForcingCap, std::max(std::sqrt(res), 0.1 * scene_.implicit.tolerance / res));
+      const double rtol = std::min(kForcingCap, std::max(std::sqrt(res), 0.1 * tolerance / res));
       // On a contact-dominated matrix IC(0) meets pivots that are not positive definite. The default
       // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
       // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
@@ -433,7 +434,7 @@ void ImplicitBdem::minimise() {
         else if (result.preconditioner_shifted) block_jacobi_this_step = true;
       }
       // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
-      likely_converged = result.reason > 0 && 2.0 * rtol * res < scene_.implicit.tolerance;
+      likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
       last_krylov_ = result.iterations;
       if (refresh) fresh_krylov_ = result.iterations;
       if (monitor_ && d_.rank == 0) std::fprintf(stderr, "  krylov %d\n", static_cast<int>(result.iterations));

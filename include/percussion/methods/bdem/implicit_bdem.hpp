@@ -83,7 +83,7 @@ class ImplicitBdem final : public BdemMethod {
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
-  long contacts_changed_ = 0;         // the last gradient evaluation found another contact set (this rank)
+  long contacts_changed_ = 0;         // the last energy or gradient evaluation found another contact set (this rank)
   long steps_run_ = 0;
 };
 
