@@ -15,10 +15,6 @@ constexpr int BB = B * B;
 using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
 using BlockF = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
 using VecF = Eigen::Matrix<float, B, 1>;
-// A pivot that stays positive definite after this many doublings of the shift would need α ≈ 1e5: the
-// diagonal then dominates any matrix that has a positive diagonal.
-constexpr int kMaxShifts = 24;
-constexpr double kFirstShift = 1e-2;
 }  // namespace
 
 double SinglePrecisionIcc::factor(Mat A) {
@@ -43,12 +39,7 @@ double SinglePrecisionIcc::factor(Mat A) {
     }
   });
 
-  if (try_factor(0.0)) return 0.0;
-  double shift = kFirstShift;
-  for (int attempt = 0; attempt < kMaxShifts; ++attempt, shift *= 2)
-    if (try_factor(shift)) return shift;
-  throw NumericalError("single-precision IC(0): no diagonal shift up to " + std::to_string(shift) +
-                       " gives positive definite pivots (is the matrix's diagonal positive?)");
+  return factor_with_shift([this](double shift) { return try_factor(shift); }, "single-precision IC(0)");
 }
 
 bool SinglePrecisionIcc::try_factor(double shift) {

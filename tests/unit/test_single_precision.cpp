@@ -12,60 +12,16 @@
 
 #include "percussion/solvers/single_precision_icc.hpp"
 #include "percussion/solvers/single_precision_product.hpp"
+#include "../support/block_matrix_support.hpp"
 
 using percussion::solvers::SinglePrecisionIcc;
 using percussion::solvers::SinglePrecisionProduct;
-using Block = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;
+using Block = percussion::test::Block6;
+using percussion::test::coupled;
+using percussion::test::random_block;
+using percussion::test::Sparse;
 
 namespace {
-
-Block random_block(std::mt19937& gen) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Block b;
-  for (int i = 0; i < 36; ++i) b.data()[i] = u(gen);
-  return b;
-}
-
-// n block rows; `blocks` lists (row, column, block) with row ≤ column (the upper triangle). Also returns the
-// dense matrix.
-struct Sparse {
-  int n = 0;
-  std::vector<std::tuple<int, int, Block>> blocks;
-  Mat petsc() const {
-    Mat A;
-    EXPECT_EQ(MatCreateSeqSBAIJ(PETSC_COMM_SELF, 6, 6 * n, 6 * n, 8, nullptr, &A), 0);
-    for (const auto& [r, c, b] : blocks) {
-      const PetscInt row = r, col = c;
-      EXPECT_EQ(MatSetValuesBlocked(A, 1, &row, 1, &col, b.data(), ADD_VALUES), 0);
-    }
-    MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
-    MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
-    return A;
-  }
-  Eigen::MatrixXd dense() const {
-    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(6 * n, 6 * n);
-    for (const auto& [r, c, b] : blocks) {
-      d.block<6, 6>(6 * r, 6 * c) += b;
-      if (r != c) d.block<6, 6>(6 * c, 6 * r) += b.transpose();
-    }
-    return d;
-  }
-};
-
-// SPD: diagonal 8 I + R Rᵀ per row, and an edge (a, b) with a non-symmetric coupling block C.
-Sparse coupled(int n, bool ring, std::mt19937& gen) {
-  Sparse s;
-  s.n = n;
-  for (int i = 0; i < n; ++i) {
-    const Block r = random_block(gen);
-    s.blocks.emplace_back(i, i, 8.0 * Block::Identity() + r * r.transpose());
-  }
-  for (int i = 0; i + 1 < n || (ring && i < n); ++i) {
-    const int a = std::min(i, (i + 1) % n), b = std::max(i, (i + 1) % n);
-    s.blocks.emplace_back(a, b, random_block(gen));
-  }
-  return s;
-}
 
 Eigen::VectorXd apply(const SinglePrecisionIcc& icc, const Eigen::VectorXd& x) {
   Eigen::VectorXd y(x.size());

@@ -4,7 +4,8 @@
 // pattern holds, solved by KSP under an options prefix so users tune it from the command line
 // (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). The default
 // preconditioner on 6x6 blocks is block Jacobi across ranks with a single-precision IC(0) of each rank's block
-// (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead). An algebraic
+// (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead), or D-ILU applied
+// by Eisenstat's trick (eisenstat_dilu.hpp, use_eisenstat_dilu: CG then runs on the split system). An algebraic
 // multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc 3.18's multigrids take AIJ
 // only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/solvers/eisenstat_dilu.hpp"
 #include "percussion/solvers/petsc_check.hpp"
 #include "percussion/solvers/single_precision_icc.hpp"
 #include "percussion/solvers/single_precision_product.hpp"
@@ -38,6 +40,10 @@ class BlockSystem {
   // every assemble() (single_precision_product.hpp): for inexact Newton solves, not for tight tolerances.
   // Call before the first assemble().
   void use_single_precision_product(bool on) { single_precision_product_ = on; }
+  // The default preconditioner's blocks: IC(0) (single_precision_icc.hpp), or with `on` D-ILU applied by
+  // Eisenstat's trick (eisenstat_dilu.hpp), which makes a CG iteration cheaper but helps less on
+  // contact-dominated matrices. Call before preallocate().
+  void use_eisenstat_dilu(bool on) { eisenstat_dilu_ = on; }
 
   void zero();                                                  // keep the pattern, zero the values
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
@@ -70,9 +76,13 @@ class BlockSystem {
   // The default preconditioner's set-up (IC(0) of this rank's diagonal block of P) and application.
   void factor_icc(Mat P);
   void apply_icc(const double* x, double* y) const;
-  // IC(0) factorisations so far, and those that needed a diagonal shift for positive definite pivots.
-  long icc_factorisations() const { return icc_factorisations_; }
-  long icc_shifted() const { return icc_shifted_; }
+  // Factorisations of the default preconditioner's blocks (IC(0) or D-ILU) so far, and those that needed a
+  // diagonal shift for positive definite pivots.
+  long block_factorisations() const { return block_factorisations_; }
+  // out = Ĉ u, the Eisenstat split operator (eisenstat_dilu.hpp), and w = O z, the blocks coupling ranks.
+  void apply_split(const double* u, double* out) const;
+  void rank_coupling(const double* z, double* w) const;
+  long block_shifted() const { return block_shifted_; }
 
  private:
   void destroy();
@@ -87,9 +97,19 @@ class BlockSystem {
   Vec b_ = nullptr, y_ = nullptr;
   KSP ksp_ = nullptr, fallback_ = nullptr;
   SinglePrecisionIcc icc_;
+  // Eisenstat D-ILU: CG on the split system, a shell operator, no PETSc preconditioner.
+  EisenstatDilu dilu_;
+  bool eisenstat_dilu_ = false;  // asked for
+  bool eisenstat_ = false;       // in use (the default preconditioner was not overridden)
+  bool coupled_ = false;         // more than one rank: the split operator needs the coupling blocks
+  long assemblies_ = 0, factored_assembly_ = -1;
+  KSP split_ksp_ = nullptr;
+  Mat split_op_ = nullptr;
+  Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
+  Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
-  long icc_factorisations_ = 0, icc_shifted_ = 0;
+  long block_factorisations_ = 0, block_shifted_ = 0;
   // Diagonal blocks (bs×bs per owned row) summed by add_block since zero(), inserted into the matrix once per
   // row by assemble(), and kept so point-block Jacobi needs neither a conversion to AIJ (PETSc 3.18 inverts
   // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix
@@ -100,6 +120,9 @@ class BlockSystem {
   bool diagonal_inverted_ = false;  // diagonal_inverse_ is up to date
   void invert_diagonal();
   Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
+  // CG from zero on b (filled by load(b's array)) to rtol; store(y's array) takes the solution.
+  template <class Load, class Store>
+  Result run_ksp(KSP ksp, Vec b, Vec y, double rtol, Load&& load, Store&& store);
 };
 
 }  // namespace percussion::solvers

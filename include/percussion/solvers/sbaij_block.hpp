@@ -4,8 +4,10 @@
 // ascending order) and PETSc's values, each block stored column by column.
 #include <petscmat.h>
 
+#include <string>
 #include <vector>
 
+#include "percussion/core/error.hpp"
 #include "percussion/solvers/petsc_check.hpp"
 
 namespace percussion::solvers {
@@ -28,6 +30,19 @@ void SbaijBlock::with_values(F&& f) const {
   petsc_check(MatSeqSBAIJGetArray(local, &values), "MatSeqSBAIJGetArray");
   f(static_cast<const PetscScalar*>(values));
   petsc_check(MatSeqSBAIJRestoreArray(local, &values), "MatSeqSBAIJRestoreArray");
+}
+
+// An incomplete factorisation that meets a pivot block that is not positive definite is restarted on
+// A + α|diag A| (Manteuffel's shift): try(0), then α = 0.01 doubling. Returns the α that succeeded; past 24
+// doublings (α ≈ 1e5, where the diagonal dominates any matrix with a positive diagonal) throws, naming `who`.
+template <class TryFactor>
+double factor_with_shift(TryFactor&& try_factor, const char* who) {
+  if (try_factor(0.0)) return 0.0;
+  double shift = 1e-2;
+  for (int attempt = 0; attempt < 24; ++attempt, shift *= 2)
+    if (try_factor(shift)) return shift;
+  throw NumericalError(std::string(who) + ": no diagonal shift up to " + std::to_string(shift) +
+                       " gives positive definite pivots (is the matrix's diagonal positive?)");
 }
 
 }  // namespace percussion::solvers

@@ -50,6 +50,29 @@ bool single_precision_product_option() {
                    std::string(value) + "'");
 }
 
+// -bdem_sub_pc_type icc|dilu: the blocks of the default preconditioner (block Jacobi across ranks). True for
+// dilu, D-ILU applied by Eisenstat's trick. Also refuses the PETSc preconditioners that fail on 6x6-block SBAIJ
+// (SOR and Eisenstat's SSOR: "SSOR for block size > 1 is not yet implemented", then a crash in PETSc 3.18).
+bool eisenstat_dilu_option() {
+  char value[64] = "";
+  PetscBool set = PETSC_FALSE;
+  solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-pc_type", value, sizeof value, &set),
+                       "PetscOptionsGetString");
+  const std::string pc(set ? value : "");
+  if (pc == "sor" || pc == "eisenstat")
+    throw InputError("option -bdem_pc_type " + pc +
+                     ": PETSc has no SOR for the 6x6-block Newton matrix; -bdem_sub_pc_type dilu gives block D-ILU "
+                     "with Eisenstat's trick");
+  solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-sub_pc_type", value, sizeof value, &set),
+                       "PetscOptionsGetString");
+  const std::string sub(set ? value : "icc");
+  if (!pc.empty() && pc != "shell") return false;  // -bdem_sub_pc_type then belongs to that preconditioner
+  if (sub == "icc") return false;
+  if (sub == "dilu") return true;
+  throw InputError("option -bdem_sub_pc_type: the default preconditioner's blocks are icc or dilu, got '" + sub +
+                   "' (for PETSc's, add -bdem_pc_type bjacobi)");
+}
+
 }  // namespace
 
 ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
@@ -74,6 +97,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
   system_.use_single_precision_product(single_precision_product_option());
+  system_.use_eisenstat_dilu(eisenstat_dilu_option());
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   if (scene_.implicit.form != "midpoint") return;
@@ -633,9 +657,9 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"point_block_jacobi_fallbacks", static_cast<double>(fallback_solves_)},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
-          {"icc_factorisations", static_cast<double>(system_.icc_factorisations())},
+          {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
-          {"icc_shifted_factorisations", static_cast<double>(system_.icc_shifted())},
+          {"block_shifted_factorisations", static_cast<double>(system_.block_shifted())},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

@@ -1,0 +1,179 @@
+#include "percussion/solvers/eisenstat_dilu.hpp"
+
+#include <Eigen/Cholesky>
+#include <string>
+
+#include "percussion/core/error.hpp"
+
+namespace percussion::solvers {
+namespace {
+constexpr int B = EisenstatDilu::B;
+constexpr int BB = B * B;
+using Block = EisenstatDilu::Block;
+using BlockF = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
+using VecF = Eigen::Matrix<float, B, 1>;
+using Vec = Eigen::Matrix<double, B, 1>;
+}  // namespace
+
+double EisenstatDilu::factor(Mat A) {
+  load(A, true);
+  return factor_with_shift([this](double shift) { return try_factor(shift); }, "Eisenstat D-ILU");
+}
+
+bool EisenstatDilu::rescale(Mat A) {
+  if (!load(A, false)) return false;
+  const std::size_t n = static_cast<std::size_t>(n_);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Eigen::Map<const Block> ck(&c_inverse_[k * BB]);
+    set_k_tilde(k);
+    for (PetscInt p = first_[k]; p < first_[k + 1]; ++p) {
+      const Block scaled = ck * Eigen::Map<const Block>(&a_[static_cast<std::size_t>(p) * BB]);
+      Eigen::Map<BlockF>{&upper_[static_cast<std::size_t>(p) * BB]} = scaled.cast<float>();
+    }
+  }
+  scale_columns();
+  return true;
+}
+
+bool EisenstatDilu::load(Mat A, bool new_pattern) {
+  const SbaijBlock block(A, "Eisenstat D-ILU");
+  if (!new_pattern && (block.rows != n_ || block.first != pattern_first_ || block.column != pattern_column_))
+    return false;
+  if (new_pattern) {
+    n_ = block.rows;
+    pattern_first_ = block.first;
+    pattern_column_ = block.column;
+    first_.assign(static_cast<std::size_t>(n_) + 1, 0);
+    column_.clear();
+    for (PetscInt k = 0; k < n_; ++k) {  // the pattern without the diagonal blocks
+      const std::size_t row = static_cast<std::size_t>(k);
+      for (PetscInt p = block.first[row] + 1; p < block.first[row + 1]; ++p)
+        column_.push_back(block.column[static_cast<std::size_t>(p)]);
+      first_[static_cast<std::size_t>(k) + 1] = static_cast<PetscInt>(column_.size());
+    }
+  }
+  diagonal_.resize(static_cast<std::size_t>(n_) * BB);
+  a_.resize(column_.size() * BB);
+  block.with_values([&](const PetscScalar* values) {
+    for (PetscInt k = 0; k < n_; ++k) {
+      const PetscInt begin = block.first[static_cast<std::size_t>(k)];
+      Eigen::Map<Block> d(&diagonal_[static_cast<std::size_t>(k) * BB]);
+      d = Eigen::Map<const Block>(values + static_cast<std::size_t>(begin) * BB).transpose();
+      d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
+      const PetscInt skip = begin + 1 - first_[static_cast<std::size_t>(k)];  // SBAIJ's index of our block p, minus p
+      for (PetscInt p = first_[static_cast<std::size_t>(k)]; p < first_[static_cast<std::size_t>(k) + 1]; ++p)
+        Eigen::Map<Block>{&a_[static_cast<std::size_t>(p) * BB]} =
+            Eigen::Map<const Block>(values + static_cast<std::size_t>(skip + p) * BB).transpose();
+    }
+  });
+  upper_.resize(column_.size() * BB);
+  k_tilde_.resize(static_cast<std::size_t>(n_) * BB);
+  return true;
+}
+
+void EisenstatDilu::set_k_tilde(std::size_t k) {
+  const Eigen::Map<const Block> ck(&c_inverse_[k * BB]);
+  const Block kt = ck * Eigen::Map<const Block>(&diagonal_[k * BB]) * ck.transpose() - 2.0 * Block::Identity();
+  Eigen::Map<BlockF>{&k_tilde_[k * BB]} = kt.cast<float>();
+}
+
+void EisenstatDilu::scale_columns() {
+  // Ũ_kl = (C_k⁻¹ A_kl) C_l⁻ᵀ, once every C_l is known.
+  for (std::size_t p = 0; p < column_.size(); ++p) {
+    const Eigen::Map<const Block> cl(&c_inverse_[static_cast<std::size_t>(column_[p]) * BB]);
+    Eigen::Map<BlockF> u(&upper_[p * BB]);
+    u = (u.cast<double>() * cl.transpose()).cast<float>();
+  }
+}
+
+bool EisenstatDilu::try_factor(double shift) {
+  const std::size_t n = static_cast<std::size_t>(n_);
+  c_inverse_ = diagonal_;  // the pivots P_k first; each becomes C_k⁻¹ once final
+  if (shift > 0)
+    for (std::size_t k = 0; k < n; ++k)
+      Eigen::Map<Block>(&c_inverse_[k * BB]).diagonal() +=
+          shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
+  // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik).
+  for (std::size_t k = 0; k < n; ++k) {
+    Eigen::Map<Block> ck(&c_inverse_[k * BB]);
+    const Eigen::LLT<Block> llt(ck);
+    if (llt.info() != Eigen::Success) return false;
+    ck = llt.matrixL().solve(Block::Identity());
+    set_k_tilde(k);
+    for (PetscInt p = first_[k]; p < first_[k + 1]; ++p) {
+      const Block scaled = ck * Eigen::Map<const Block>(&a_[static_cast<std::size_t>(p) * BB]);
+      Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * BB]).noalias() -=
+          scaled.transpose() * scaled;
+      Eigen::Map<BlockF>{&upper_[static_cast<std::size_t>(p) * BB]} = scaled.cast<float>();
+    }
+  }
+  scale_columns();
+  return true;
+}
+
+void EisenstatDilu::backward(const double* u) const {
+  const std::size_t n = static_cast<std::size_t>(n_);
+  t_.resize(n * B);
+  for (std::size_t k = n; k-- > 0;) {
+    VecF t = Eigen::Map<const Vec>(u + k * B).cast<float>();
+    for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
+      t.noalias() -= Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]) *
+                     Eigen::Map<const VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]);
+    Eigen::Map<VecF>{&t_[k * B]} = t;
+  }
+}
+
+void EisenstatDilu::forward(const double* u, const double* c, double* out) const {
+  const std::size_t n = static_cast<std::size_t>(n_);
+  acc_.assign(n * B, 0.0f);  // −Σ_{i<k} Ũ_ikᵀ w_i, pushed by the rows already done
+  for (std::size_t k = 0; k < n; ++k) {
+    const Eigen::Map<const VecF> t(&t_[k * B]);
+    VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + Eigen::Map<const BlockF>(&k_tilde_[k * BB]) * t +
+             Eigen::Map<const VecF>(&acc_[k * B]);
+    if (c) w += Eigen::Map<const Vec>(c + k * B).cast<float>();
+    for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
+      Eigen::Map<VecF>(&acc_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]).noalias() -=
+          Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * w;
+    Eigen::Map<Vec>(out + k * B) = (t + w).cast<double>();
+  }
+}
+
+void EisenstatDilu::to_split(const double* b, double* b_hat) const {
+  // b̂ = (I + L̃)⁻¹ C⁻¹ b: the scaling, then the forward solve.
+  const std::size_t n = static_cast<std::size_t>(n_);
+  acc_.resize(n * B);
+  for (std::size_t k = 0; k < n; ++k)
+    Eigen::Map<VecF>{&acc_[k * B]} =
+        (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
+  for (std::size_t k = 0; k < n; ++k) {
+    const VecF w = Eigen::Map<const VecF>(&acc_[k * B]);
+    for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
+      Eigen::Map<VecF>(&acc_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]).noalias() -=
+          Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * w;
+    Eigen::Map<Vec>(b_hat + k * B) = w.cast<double>();
+  }
+}
+
+void EisenstatDilu::from_split(const double* y_hat, double* y) const {
+  // y = C⁻ᵀ (I + L̃ᵀ)⁻¹ ŷ: the backward solve, then the scaling back.
+  backward(y_hat);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k)
+    Eigen::Map<Vec>(y + k * B).noalias() =
+        Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * Eigen::Map<const VecF>(&t_[k * B]).cast<double>();
+}
+
+void EisenstatDilu::scale_coupling(const double* t, double* z) const {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) {
+    const Vec v = Eigen::Map<const Vec>(t + k * B);
+    Eigen::Map<Vec>(z + k * B).noalias() = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * v;
+  }
+}
+
+void EisenstatDilu::unscale_coupling(double* w) const {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) {
+    const Vec v = Eigen::Map<const Vec>(w + k * B);
+    Eigen::Map<Vec>(w + k * B).noalias() = Eigen::Map<const Block>(&c_inverse_[k * BB]) * v;
+  }
+}
+
+}  // namespace percussion::solvers

@@ -1,0 +1,140 @@
+// Block D-ILU with Eisenstat's trick on small sequential SBAIJ matrices: the split operator Ĉ, the right-hand
+// side map b ↦ W⁻¹b and the solution map ŷ ↦ W⁻ᵀŷ must agree with the dense W⁻¹ A W⁻ᵀ; on a block chain D-ILU
+// is the exact block Cholesky factorisation (Ĉ = I); on a ring it is approximate but Ĉ stays SPD; indefinite
+// pivots make it shift; new values on the same pattern are taken with the old pivots.
+#include <gtest/gtest.h>
+#include <petscmat.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "percussion/solvers/eisenstat_dilu.hpp"
+#include "../support/block_matrix_support.hpp"
+
+using percussion::solvers::EisenstatDilu;
+using Block = percussion::test::Block6;
+using percussion::test::coupled;
+using percussion::test::Sparse;
+
+namespace {
+
+Eigen::VectorXd split_product(const EisenstatDilu& d, const Eigen::VectorXd& u) {
+  Eigen::VectorXd out(u.size());
+  d.apply(u.data(), out.data(), false, [](const double*, double*) {});
+  return out;
+}
+Eigen::VectorXd to_split(const EisenstatDilu& d, const Eigen::VectorXd& b) {
+  Eigen::VectorXd out(b.size());
+  d.to_split(b.data(), out.data());
+  return out;
+}
+Eigen::VectorXd from_split(const EisenstatDilu& d, const Eigen::VectorXd& y) {
+  Eigen::VectorXd out(y.size());
+  d.from_split(y.data(), out.data());
+  return out;
+}
+
+// Ĉ u = W⁻¹ A W⁻ᵀ u, with W⁻ᵀ and W⁻¹ the solution and right-hand-side maps, to float rounding.
+void expect_split_of(const EisenstatDilu& d, const Eigen::MatrixXd& dense, int trials) {
+  for (int trial = 0; trial < trials; ++trial) {
+    const Eigen::VectorXd u = Eigen::VectorXd::Random(dense.rows());
+    const Eigen::VectorXd expected = to_split(d, dense * from_split(d, u));
+    EXPECT_LT((split_product(d, u) - expected).norm(), 1e-5 * expected.norm());
+  }
+}
+
+}  // namespace
+
+TEST(EisenstatDilu, IsTheExactBlockCholeskyOnAChain) {
+  // A block chain has no fill, so D-ILU's M = (P + L) P⁻¹ (P + Lᵀ) is A itself: Ĉ = I, and the solution map of
+  // the split right-hand side solves A y = b. The coupling blocks are not symmetric, so a transposed block
+  // (PETSc stores blocks column by column) would show.
+  std::mt19937 gen(3);
+  const Sparse s = coupled(12, false, gen);
+  Mat A = s.petsc();
+  EisenstatDilu d;
+  EXPECT_EQ(d.factor(A), 0.0);
+  EXPECT_EQ(d.rows(), 12);
+  const Eigen::MatrixXd dense = s.dense();
+  for (int trial = 0; trial < 3; ++trial) {
+    const Eigen::VectorXd u = Eigen::VectorXd::Random(72);
+    EXPECT_LT((split_product(d, u) - u).norm(), 1e-5 * u.norm());
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(72);
+    const Eigen::VectorXd exact = dense.llt().solve(b);
+    EXPECT_LT((from_split(d, to_split(d, b)) - exact).norm(), 1e-5 * exact.norm());
+  }
+  expect_split_of(d, dense, 3);
+  MatDestroy(&A);
+}
+
+TEST(EisenstatDilu, IsASymmetricPositiveDefiniteSplitWhereDiluIsApproximate) {
+  // A ring has fill that D-ILU drops: Ĉ ≠ I, but it is still W⁻¹ A W⁻ᵀ, symmetric and positive definite.
+  std::mt19937 gen(5);
+  const Sparse s = coupled(16, true, gen);
+  Mat A = s.petsc();
+  EisenstatDilu d;
+  EXPECT_EQ(d.factor(A), 0.0);
+  expect_split_of(d, s.dense(), 5);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Eigen::VectorXd x = Eigen::VectorXd::Random(96), y = Eigen::VectorXd::Random(96);
+    const Eigen::VectorXd cx = split_product(d, x), cy = split_product(d, y);
+    EXPECT_NEAR(y.dot(cx), x.dot(cy), 1e-5 * cx.norm() * y.norm());
+    EXPECT_GT(x.dot(cx), 0.0);
+    EXPECT_GT((cx - x).norm(), 1e-4 * x.norm());  // really approximate: the ring's fill is missing
+    EXPECT_LT((cx - x).norm(), x.norm());          // but a preconditioner: Ĉ is within 1 of I here
+  }
+  MatDestroy(&A);
+}
+
+TEST(EisenstatDilu, ShiftsTheDiagonalWhenAPivotIsNotPositiveDefinite) {
+  // Chain with diagonal I and couplings 2I: the second pivot is I − 4I. With the shift α, the pivots
+  // (1 + α)I − 4 P⁻¹ stay positive along the chain only for α ≥ 3; the split must still be W⁻¹ A W⁻ᵀ (A itself is
+  // indefinite here, so only the identity, not positivity, can be checked).
+  Sparse s;
+  s.n = 10;
+  for (int i = 0; i < s.n; ++i) s.blocks.emplace_back(i, i, Block::Identity());
+  for (int i = 0; i + 1 < s.n; ++i) s.blocks.emplace_back(i, i + 1, 2.0 * Block::Identity());
+  Mat A = s.petsc();
+  EisenstatDilu d;
+  const double shift = d.factor(A);
+  EXPECT_GE(shift, 3.0);
+  EXPECT_LT(shift, 8.0);  // doublings from 0.01: 5.12 is the first at or above 3
+  expect_split_of(d, s.dense(), 3);
+  MatDestroy(&A);
+}
+
+TEST(EisenstatDilu, TakesNewValuesOnTheSamePatternWithTheOldPivots) {
+  std::mt19937 gen(7);
+  const Sparse first = coupled(14, true, gen);
+  Sparse second = first;  // same pattern, other values
+  for (auto& [r, c, b] : second.blocks) b = r == c ? Block(b + 2.0 * Block::Identity()) : Block(0.5 * b);
+  Mat A = first.petsc(), A2 = second.petsc();
+  EisenstatDilu d;
+  ASSERT_EQ(d.factor(A), 0.0);
+  const Eigen::VectorXd u = Eigen::VectorXd::Random(84);
+  const Eigen::VectorXd before = split_product(d, u);
+  ASSERT_TRUE(d.rescale(A2));
+  expect_split_of(d, second.dense(), 3);
+  EXPECT_GT((split_product(d, u) - before).norm(), 1e-3 * before.norm());  // the operator did change
+  // Another pattern is refused and changes nothing.
+  const Sparse chain = coupled(14, false, gen);
+  Mat A3 = chain.petsc();
+  EXPECT_FALSE(d.rescale(A3));
+  expect_split_of(d, second.dense(), 1);
+  MatDestroy(&A);
+  MatDestroy(&A2);
+  MatDestroy(&A3);
+}
+
+TEST(EisenstatDilu, RejectsAMatrixThatIsNotSbaijOfBlockSizeSix) {
+  Mat A;
+  ASSERT_EQ(MatCreateSeqBAIJ(PETSC_COMM_SELF, 6, 12, 12, 2, nullptr, &A), 0);
+  MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY);
+  MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
+  EisenstatDilu d;
+  EXPECT_THROW(d.factor(A), std::exception);
+  MatDestroy(&A);
+}
