@@ -278,6 +278,7 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
       [&](const double* y) { dilu_.from_split(y, solution.data()); });
   MPI_Allreduce(MPI_IN_PLACE, &shifted, 1, MPI_INT, MPI_MAX, comm_);
   r.preconditioner_shifted = shifted != 0;
+  r.preconditioner_weak = r.iterations > Result::kWeakSplitIterations;
   return r;
 }
 

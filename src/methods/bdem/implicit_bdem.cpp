@@ -432,7 +432,8 @@ void ImplicitBdem::minimise() {
       // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
       // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
       // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
-      // factorisation, or a CG breakdown with another preconditioner, the step's later iterations, whose
+      // factorisation, a D-ILU split solve that needed many CG iterations (D-ILU never shifts there, it just
+      // helps little), or a CG breakdown with another preconditioner, the step's later iterations, whose
       // matrices differ little, go to point-block Jacobi at once.
       solvers::BlockSystem::Result result{};
       auto solve_block_jacobi = [&]() {
@@ -455,7 +456,7 @@ void ImplicitBdem::minimise() {
           krylov_iterations_ += result.iterations;
         }
         if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_block_jacobi();
-        else if (result.preconditioner_shifted) block_jacobi_this_step = true;
+        else if (result.preconditioner_shifted || result.preconditioner_weak) block_jacobi_this_step = true;
       }
       // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
       likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
