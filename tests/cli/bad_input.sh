@@ -56,6 +56,9 @@ expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are
 # PETSc 3.18 has no SOR for 6x6 blocks, and crashed after saying so: refused before the run.
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type eisenstat
 expect_output "option -bdem_pc_type eisenstat: PETSc has no SOR for the 6x6-block Newton matrix"
+# A scene's D-ILU under another preconditioner named on the command line: refused, not an unknown PETSc type.
+expect_exit 2 "$PERCUSSION" run "$INPUTS/bdem/beam_twist_small.json" --out "$SCRATCH/out" -bdem_pc_type bjacobi
+expect_output "option -bdem_sub_pc_type dilu (command line or implicit.petsc_options) is for the default preconditioner"
 expect_exit 2 "$PERCUSSION" info "$good"
 expect_output "$good"
 expect_exit 2 "$PERCUSSION" run "$good" --restart "$SCRATCH/nothing-here" --out "$SCRATCH/out"

@@ -66,7 +66,12 @@ bool eisenstat_dilu_option() {
   solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-sub_pc_type", value, sizeof value, &set),
                        "PetscOptionsGetString");
   const std::string sub(set ? value : "icc");
-  if (!pc.empty() && pc != "shell") return false;  // -bdem_sub_pc_type then belongs to that preconditioner
+  if (!pc.empty() && pc != "shell") {  // -bdem_sub_pc_type then belongs to that preconditioner (bjacobi, asm)
+    if (sub == "dilu")
+      throw InputError("option -bdem_sub_pc_type dilu (command line or implicit.petsc_options) is for the default "
+                       "preconditioner, not -bdem_pc_type " + pc + ": give PETSc's, e.g. -bdem_sub_pc_type icc");
+    return false;
+  }
   if (sub == "icc") return false;
   if (sub == "dilu") return true;
   throw InputError("option -bdem_sub_pc_type: the default preconditioner's blocks are icc or dilu, got '" + sub +
