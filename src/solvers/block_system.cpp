@@ -211,7 +211,7 @@ void BlockSystem::assemble() {
   ++assemblies_;
   petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
-  // (The Eisenstat split reads the blocks itself: the float copy would only serve the coupling between ranks.)
+  // (The Eisenstat split reads the blocks itself; its rare point-block Jacobi fallback then multiplies in double.)
   if (single_precision_product_ && upper_only_ && bs_ == SbaijBlock::kBlock && !eisenstat_) product_.attach(A_);
 }
 
@@ -250,23 +250,28 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
   built_ = true;
   const long shifted_before = block_shifted_;
   Result r = run(ksp_, rhs, solution, rtol);
+  r.preconditioner_shifted = shifted_since(shifted_before);
+  return r;
+}
+
+void BlockSystem::count_factorisation(double shift) {
+  ++block_factorisations_;
+  if (shift > 0) ++block_shifted_;
+}
+
+bool BlockSystem::shifted_since(long shifted_before) const {
   // Each rank factors its own block: the answer is collective, so that every rank takes the same path next.
   int shifted = block_shifted_ > shifted_before ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &shifted, 1, MPI_INT, MPI_MAX, comm_);
-  r.preconditioner_shifted = shifted != 0;
-  return r;
+  return shifted != 0;
 }
 
 BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::span<double> solution, double rtol,
                                              bool refresh) {
   // The split operator is made of the matrix's own blocks, so a changed matrix is always loaded again: with
   // new pivots when asked to refresh, else with the last ones (a lagged preconditioner).
-  int shifted = 0;
-  if (refresh || (factored_assembly_ != assemblies_ && !dilu_.rescale(A_))) {
-    const double shift = dilu_.factor(A_);
-    ++block_factorisations_;
-    if (shift > 0) ++block_shifted_, shifted = 1;
-  }
+  const long shifted_before = block_shifted_;
+  if (refresh || (factored_assembly_ != assemblies_ && !dilu_.rescale(A_))) count_factorisation(dilu_.factor(A_));
   factored_assembly_ = assemblies_;
   built_ = true;
   // CG's residual here is W⁻¹(b − A y), the residual in the preconditioner's norm, not |b − A y|. Stopped at
@@ -276,8 +281,7 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   Result r = run_ksp(
       split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { dilu_.to_split(rhs.data(), b); },
       [&](const double* y) { dilu_.from_split(y, solution.data()); });
-  MPI_Allreduce(MPI_IN_PLACE, &shifted, 1, MPI_INT, MPI_MAX, comm_);
-  r.preconditioner_shifted = shifted != 0;
+  r.preconditioner_shifted = shifted_since(shifted_before);
   r.preconditioner_weak = r.iterations > Result::kWeakSplitIterations;
   return r;
 }
@@ -333,11 +337,7 @@ void apply_blocks(const double* inverse, const double* x, double* y, PetscInt n,
 }
 }  // namespace
 
-void BlockSystem::factor_icc(Mat P) {
-  const double shift = icc_.factor(P);
-  ++block_factorisations_;
-  if (shift > 0) ++block_shifted_;
-}
+void BlockSystem::factor_icc(Mat P) { count_factorisation(icc_.factor(P)); }
 
 void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y); }
 

@@ -1,6 +1,7 @@
 #include "percussion/solvers/eisenstat_dilu.hpp"
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <string>
 
 #include "percussion/core/error.hpp"
@@ -37,12 +38,9 @@ bool EisenstatDilu::rescale(Mat A) {
 
 bool EisenstatDilu::load(Mat A, bool new_pattern) {
   const SbaijBlock block(A, "Eisenstat D-ILU");
-  if (!new_pattern && (block.rows != n_ || block.first != pattern_first_ || block.column != pattern_column_))
-    return false;
+  if (!new_pattern && !same_pattern(block)) return false;
   if (new_pattern) {
     n_ = block.rows;
-    pattern_first_ = block.first;
-    pattern_column_ = block.column;
     first_.assign(static_cast<std::size_t>(n_) + 1, 0);
     column_.clear();
     for (PetscInt k = 0; k < n_; ++k) {  // the pattern without the diagonal blocks
@@ -68,6 +66,18 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
   });
   upper_.resize(column_.size() * BB);
   k_tilde_.resize(static_cast<std::size_t>(n_) * BB);
+  return true;
+}
+
+bool EisenstatDilu::same_pattern(const SbaijBlock& block) const {
+  // SBAIJ's row k is its diagonal block, then our off-diagonal blocks of row k.
+  if (block.rows != n_) return false;
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) {
+    const PetscInt begin = block.first[k] + 1, end = block.first[k + 1];
+    if (end - begin != first_[k + 1] - first_[k] ||
+        !std::equal(block.column.begin() + begin, block.column.begin() + end, column_.begin() + first_[k]))
+      return false;
+  }
   return true;
 }
 

@@ -115,6 +115,8 @@ class BlockSystem {
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
   long block_factorisations_ = 0, block_shifted_ = 0;
+  void count_factorisation(double shift);              // one factorisation that needed `shift`
+  bool shifted_since(long shifted_before) const;       // collective: a rank shifted since the count was taken
   // Diagonal blocks (bs×bs per owned row) summed by add_block since zero(), inserted into the matrix once per
   // row by assemble(), and kept so point-block Jacobi needs neither a conversion to AIJ (PETSc 3.18 inverts
   // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix

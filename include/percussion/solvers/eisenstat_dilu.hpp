@@ -50,6 +50,7 @@ class EisenstatDilu {
 
  private:
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one
+  bool same_pattern(const SbaijBlock& block) const;  // block's pattern is first_/column_ plus diagonal blocks
   bool try_factor(double shift);       // false at the first pivot block that is not positive definite
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
@@ -60,7 +61,6 @@ class EisenstatDilu {
 
   PetscInt n_ = 0;
   std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
-  std::vector<PetscInt> pattern_first_, pattern_column_;  // the SBAIJ pattern (with diagonal blocks) last loaded
   std::vector<double> a_, diagonal_;     // A's off-diagonal and diagonal blocks (row-major, double)
   std::vector<double> c_inverse_;         // P_k during the set-up, then C_k⁻¹ (lower triangular), row-major
   std::vector<float> upper_;              // Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ = L̃_lkᵀ, row-major
