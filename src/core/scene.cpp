@@ -207,7 +207,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
                                                        "step_factor", "hessian", "fracture_rounds",
                                                        "reuse_preconditioner", "hessian_lag_contraction",
-                                                       "petsc_options"})) {
+                                                       "line_search_extrapolation", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
@@ -220,6 +220,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.reuse_preconditioner = c->boolean_or("reuse_preconditioner", s.implicit.reuse_preconditioner);
     s.implicit.hessian_lag_contraction =
         c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));
+    s.implicit.line_search_extrapolation =
+        c->boolean_or("line_search_extrapolation", s.implicit.line_search_extrapolation);
     s.implicit.petsc_options = parse_petsc_options(*c, "petsc_options");
   }
 

@@ -209,7 +209,8 @@ TEST(Scene, ImplicitFormDefaultsToBackwardEuler) {
 TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   json doc = base_scene();
   doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
-                         {"reuse_preconditioner", false}};
+                         {"reuse_preconditioner", false},
+                         {"line_search_extrapolation", false}};
   const Scene s = parse_scene_text(doc.dump(), "t.json");
   using Option = std::pair<std::string, std::string>;
   const std::vector<Option> expected = {
@@ -217,6 +218,8 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   EXPECT_EQ(s.implicit.petsc_options, expected);
   EXPECT_FALSE(s.implicit.reuse_preconditioner);
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.reuse_preconditioner);
+  EXPECT_FALSE(s.implicit.line_search_extrapolation);
+  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_extrapolation);
 }
 
 TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
@@ -292,6 +295,7 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/implicit", json{{"petsc_options", "-bdem_pc_type gamg hypre"}},
        "/implicit/petsc_options: expected PETSc options such as \"-bdem_pc_type gamg\", but \"hypre\" follows no"},
       {"/implicit", json{{"reuse_preconditioner", 1}}, "/implicit/reuse_preconditioner: expected"},
+      {"/implicit", json{{"line_search_extrapolation", "yes"}}, "/implicit/line_search_extrapolation: expected"},
   };
   ASSERT_GE(cases.size(), 20u);
   for (const BadCase& c : cases) {

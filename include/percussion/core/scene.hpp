@@ -105,6 +105,9 @@ struct ImplicitControl {
   // iteration when the last step was full, no contact opened or closed, and the residual fell below this
   // fraction of the previous one; 0 assembles at every iteration.
   double hessian_lag_contraction = 0.25;
+  // After a full Newton step whose energy fell far less than its quadratic model predicted, try the minimiser of
+  // the parabola along the step (up to 8x it); false keeps plain Armijo backtracking.
+  bool line_search_extrapolation = true;
   // PETSc options for the step's linear solver, e.g. "-bdem_pc_type gamg" for the paper-size scenes; the
   // command line overrides them. Pairs of name (with its dash) and value ("" for a flag).
   std::vector<std::pair<std::string, std::string>> petsc_options;

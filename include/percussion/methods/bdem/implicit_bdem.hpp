@@ -46,6 +46,8 @@ class ImplicitBdem final : public BdemMethod {
   double evaluate(Want want);             // collective: Φ (and its reduced gradient / Hessian) at the current state
   double energy_change();                 // collective: Φ(current) − Φ(base), summed element by element
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
+  void compute_scale();
+  void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
   double residual() const;                // collective: max scaled step |h² M⁻¹ g| / r
   void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
@@ -58,6 +60,7 @@ class ImplicitBdem final : public BdemMethod {
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
   solvers::BlockSystem system_;
   double contact_k_ = 0;
+  std::vector<Eigen::Matrix<double, 6, 1>> scale_;  // per slot (owned and ghost): D of compute_scale
   bool monitor_ = false;  // -bdem_newton_monitor: print each Newton iteration's residual, Krylov count, step
   long pattern_of_rebuild_ = -1;
   long fresh_krylov_ = 0, last_krylov_ = 0;          // CG iterations after the last refresh, and the last
@@ -80,6 +83,7 @@ class ImplicitBdem final : public BdemMethod {
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0;
+  long extrapolations_tried_ = 0, extrapolations_ = 0;
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
