@@ -62,4 +62,14 @@ inline Sparse coupled(int n, bool ring, std::mt19937& gen) {
   return s;
 }
 
+// Not positive definite: diagonal I and couplings 2I along a chain, so the second pivot of a block factorisation
+// is I − 4I. With the shift α, the pivots (1 + α)I − 4 P⁻¹ stay positive along the chain only for α ≥ 3.
+inline Sparse indefinite_chain(int n) {
+  Sparse s;
+  s.n = n;
+  for (int i = 0; i < n; ++i) s.blocks.emplace_back(i, i, Block6::Identity());
+  for (int i = 0; i + 1 < n; ++i) s.blocks.emplace_back(i, i + 1, 2.0 * Block6::Identity());
+  return s;
+}
+
 }  // namespace percussion::test

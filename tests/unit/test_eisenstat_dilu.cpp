@@ -17,6 +17,7 @@
 using percussion::solvers::EisenstatDilu;
 using Block = percussion::test::Block6;
 using percussion::test::coupled;
+using percussion::test::indefinite_chain;
 using percussion::test::Sparse;
 
 namespace {
@@ -90,13 +91,9 @@ TEST(EisenstatDilu, IsASymmetricPositiveDefiniteSplitWhereDiluIsApproximate) {
 }
 
 TEST(EisenstatDilu, ShiftsTheDiagonalWhenAPivotIsNotPositiveDefinite) {
-  // Chain with diagonal I and couplings 2I: the second pivot is I − 4I. With the shift α, the pivots
-  // (1 + α)I − 4 P⁻¹ stay positive along the chain only for α ≥ 3; the split must still be W⁻¹ A W⁻ᵀ (A itself is
-  // indefinite here, so only the identity, not positivity, can be checked).
-  Sparse s;
-  s.n = 10;
-  for (int i = 0; i < s.n; ++i) s.blocks.emplace_back(i, i, Block::Identity());
-  for (int i = 0; i + 1 < s.n; ++i) s.blocks.emplace_back(i, i + 1, 2.0 * Block::Identity());
+  // The shift must reach α ≥ 3 (indefinite_chain); the split must still be W⁻¹ A W⁻ᵀ (A itself is indefinite here,
+  // so only the identity, not positivity, can be checked).
+  const Sparse s = indefinite_chain(10);
   Mat A = s.petsc();
   EisenstatDilu d;
   const double shift = d.factor(A);

@@ -18,6 +18,7 @@ using percussion::solvers::SinglePrecisionIcc;
 using percussion::solvers::SinglePrecisionProduct;
 using Block = percussion::test::Block6;
 using percussion::test::coupled;
+using percussion::test::indefinite_chain;
 using percussion::test::random_block;
 using percussion::test::Sparse;
 
@@ -72,12 +73,8 @@ TEST(SinglePrecisionIcc, IsSymmetricPositiveDefiniteWhereIc0IsApproximate) {
 }
 
 TEST(SinglePrecisionIcc, ShiftsTheDiagonalWhenAPivotIsNotPositiveDefinite) {
-  // Chain with diagonal I and couplings 2I: the second pivot is I − 4I. Pivots of (1 + α)I − 4 D⁻¹ stay positive
-  // along the whole chain only for α ≥ 3, so the factorisation must shift, and the result must be SPD.
-  Sparse s;
-  s.n = 10;
-  for (int i = 0; i < s.n; ++i) s.blocks.emplace_back(i, i, Block::Identity());
-  for (int i = 0; i + 1 < s.n; ++i) s.blocks.emplace_back(i, i + 1, 2.0 * Block::Identity());
+  // The factorisation must shift to α ≥ 3 (indefinite_chain), and the result must be SPD.
+  const Sparse s = indefinite_chain(10);
   Mat A = s.petsc();
   SinglePrecisionIcc icc;
   const double shift = icc.factor(A);
