@@ -161,7 +161,8 @@ void ImplicitBdem::set_rigid_modes_if_multigrid() {
   for (std::size_t i = 0; i < n; ++i) {
     const Eigen::Matrix<double, 6, 6> m = physics::rigid_modes(d_.x[i], d_.q[i], centre);
     for (std::size_t k = 0; k < 6; ++k)
-      for (int c = 0; c < 6; ++c) rigid_modes_[(k * n + i) * 6 + c] = m(c, static_cast<Eigen::Index>(k)) / scale_[i][c];
+      for (int c = 0; c < 6; ++c)  // in the scaled system's unknowns ŷ = D⁻¹ y
+        rigid_modes_[(k * n + i) * 6 + c] = m(c, static_cast<Eigen::Index>(k)) / scale_[i][c];
   }
   system_.set_near_nullspace(rigid_modes_, 6);
 }
@@ -172,14 +173,16 @@ void ImplicitBdem::set_rigid_modes_if_multigrid() {
 // the test). Block Jacobi, IC(0) and D-ILU iterates are the same either way; only where CG stops moves: 3-7 %
 // fewer Newton iterations with IC(0) on the small drops, drape and three-point bending, none with D-ILU (whose
 // preconditioned norm does not depend on the scaling).
+Eigen::Matrix<double, 6, 1> ImplicitBdem::convergence_scale(std::size_t slot) const {
+  const double h2 = dt_ * dt_, m = d_.mass[slot], r = d_.radius[slot];
+  Eigen::Matrix<double, 6, 1> d;
+  d << Eigen::Vector3d::Constant(h2 / (m * r)), Eigen::Vector3d::Constant(h2 / (1.6 * m * r * r));
+  return d;
+}
+
 void ImplicitBdem::compute_scale() {
-  const double h2 = dt_ * dt_;
   scale_.resize(d_.x.size());
-  for (std::size_t i = 0; i < d_.x.size(); ++i) {
-    const double m = d_.mass[i], r = d_.radius[i];
-    scale_[i].head<3>().setConstant(h2 / (m * r));
-    scale_[i].tail<3>().setConstant(h2 / (1.6 * m * r * r));
-  }
+  for (std::size_t i = 0; i < d_.x.size(); ++i) scale_[i] = convergence_scale(i);
 }
 
 double ImplicitBdem::evaluate(Want want) {
@@ -403,12 +406,10 @@ void ImplicitBdem::try_extrapolation(double slope, double change, double alpha_c
 double ImplicitBdem::residual() const {
   // The step each particle's gradient asks for, relative to its radius: h² M⁻¹ g / r (rotations: half-angles).
   double local = 0, global = 0;
-  const double h2 = dt_ * dt_;
   for (std::size_t i = 0; i < d_.n_owned; ++i) {
     if (d_.constraint[i] >= 0) continue;
-    const double m = d_.mass[i], r = d_.radius[i];
-    local = std::max({local, gradient_[i].head<3>().norm() * h2 / (m * r),
-                      gradient_[i].tail<3>().norm() * h2 / (1.6 * m * r * r)});
+    const Eigen::Matrix<double, 6, 1> step = convergence_scale(i).cwiseProduct(gradient_[i]);
+    local = std::max({local, step.head<3>().norm(), step.tail<3>().norm()});
   }
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
   return global;
@@ -470,7 +471,8 @@ void ImplicitBdem::minimise() {
     };
     if (newton) {
       for (std::size_t i = 0; i < n; ++i)
-        for (int k = 0; k < 6; ++k) rhs[6 * i + k] = -scale_[i][k] * gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
+        for (int k = 0; k < 6; ++k)
+          rhs[6 * i + k] = -scale_[i][k] * gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
       ScopedPhase timer(timers_, Phase::Solve);
       // The preconditioner is built at the step's first iteration and kept while the lagged one still
       // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little

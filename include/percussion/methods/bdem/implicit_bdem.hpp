@@ -46,6 +46,8 @@ class ImplicitBdem final : public BdemMethod {
   double evaluate(Want want);             // collective: Φ (and its reduced gradient / Hessian) at the current state
   double energy_change();                 // collective: Φ(current) − Φ(base), summed element by element
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
+  // D = diag(h²/(m r) I3, h²/(1.6 m r²) I3) of a slot: the convergence test's units; scale_ holds it per slot.
+  Eigen::Matrix<double, 6, 1> convergence_scale(std::size_t slot) const;
   void compute_scale();
   void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
