@@ -223,14 +223,13 @@ double ImplicitBdem::evaluate(Want want) {
     // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
     auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
       if (d_.constraint[row_slot] >= 0 || d_.constraint[col_slot] >= 0) return;  // Dirichlet rows/columns drop out
+      const Block6 scaled = scale_[row_slot].asDiagonal() * block * scale_[col_slot].asDiagonal();
       if (static_cast<std::size_t>(row_slot) >= n) {
         double* out = &ghost_rows_[k * kGhostRowWidth];
-        const Block6 scaled = scale_[row_slot].asDiagonal() * block * scale_[col_slot].asDiagonal();
         std::copy_n(scaled.data(), 36, out + (col_slot == row_slot ? 36 : 0));
         out[72] = petsc_row_[col_slot == row_slot ? d_.pairs[k].a : col_slot];
         return;
       }
-      const Block6 scaled = scale_[row_slot].asDiagonal() * block * scale_[col_slot].asDiagonal();
       system_.add_block(static_cast<PetscInt>(petsc_row_[row_slot]), static_cast<PetscInt>(petsc_row_[col_slot]),
                         scaled.data());
     };
