@@ -75,8 +75,8 @@ with open(src) as f:
 half = integrator == "explicit_half"
 integrator = "explicit" if half else integrator
 scene["integrator"] = integrator
-if optimizer:
-    scene.setdefault("implicit", {})["optimizer"] = optimizer
+if optimizer:  # both optimisers at the scene's step, 100 iterations per step and no step cuts
+    scene.setdefault("implicit", {}).update(optimizer=optimizer, max_iterations=100, step_cuts=0)
 form = os.environ.get("FORM", "")
 if integrator == "implicit" and form:
     scene.setdefault("implicit", {})["form"] = form
@@ -219,7 +219,8 @@ for stem in stems:
     rows.append((stem, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
                  c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
                  len(broken_e), len(broken_i), overlap, self_overlap, onset_text,
-                 "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0))))
+                 "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
+                 int(c.get("step_cuts", 0))))
 
 print()
 print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), 1 rank each.")
@@ -234,10 +235,11 @@ header = (f"{'scene':<22} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/fra
           f"{'overlap':>7} {'expl½':>6} {'onset':>7} {'match':>5}")
 print(header)
 print("-" * len(header))
-for (stem, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged) in rows:
+for (stem, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged, cuts) in rows:
     print(f"{stem:<22} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
           f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {'-' if sov != sov else format(sov, '.0%'):>6} {onset:>7} "
           f"{match:>5}"
+          + (f"   ({cuts} step cuts)" if cuts else "")
           + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
 
 if n_opt:
@@ -249,7 +251,7 @@ if n_opt:
         print(f"  {optimizer:<8}: {int(c.get('newton_iterations', 0)):>6} iterations "
               f"({c.get('newton_per_step', float('nan')):.1f}/step, {int(c.get('unconverged_steps', 0))} of "
               f"{s['steps_run']} steps unconverged at max_iterations "
-              f"{scene.get('implicit', {}).get('max_iterations', 100)}), {loop_seconds(s):.1f} s, "
+              f"{scene['implicit']['max_iterations']}), {loop_seconds(s):.1f} s, "
               f"final bonds broken {s['final']['bonds_broken']}, kinetic {s['final']['kinetic']:.4g} J")
 EOF
 echo "bench: run directories in $work$([[ "${KEEP:-0}" == 1 ]] || echo ' (removed on exit; KEEP=1 keeps them)')" >&2

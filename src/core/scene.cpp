@@ -205,7 +205,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
-                                                       "step_factor", "hessian", "fracture_rounds",
+                                                       "step_cuts", "step_factor", "hessian", "fracture_rounds",
                                                        "reuse_preconditioner", "hessian_lag_contraction",
                                                        "line_search_extrapolation", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
@@ -213,6 +213,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
     s.implicit.max_iterations =
         static_cast<int>(c->integer_or("max_iterations", s.implicit.max_iterations, Range::closed(1, 100000)));
+    s.implicit.step_cuts = static_cast<int>(c->integer_or("step_cuts", s.implicit.step_cuts, Range::closed(0, 20)));
     s.implicit.step_factor = c->number_or("step_factor", s.implicit.step_factor, Range::positive());
     s.implicit.hessian = c->choice_or("hessian", s.implicit.hessian, {"projected", "exact", "gauss_newton"}, "hessian");
     s.implicit.fracture_rounds =

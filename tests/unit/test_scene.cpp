@@ -206,6 +206,14 @@ TEST(Scene, ImplicitFormDefaultsToBackwardEuler) {
   EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.form, "midpoint");
 }
 
+TEST(Scene, ImplicitStepCutsParseWithTheirDefault) {
+  json doc = base_scene();
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 3);
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.max_iterations, 50);
+  doc["implicit"] = json{{"step_cuts", 0}};
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 0);
+}
+
 TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   json doc = base_scene();
   doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
@@ -295,6 +303,8 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/implicit", json{{"petsc_options", "-bdem_pc_type gamg hypre"}},
        "/implicit/petsc_options: expected PETSc options such as \"-bdem_pc_type gamg\", but \"hypre\" follows no"},
       {"/implicit", json{{"reuse_preconditioner", 1}}, "/implicit/reuse_preconditioner: expected"},
+      {"/implicit", json{{"step_cuts", 21}}, "/implicit/step_cuts: must be"},
+      {"/implicit", json{{"step_cuts", 1.5}}, "/implicit/step_cuts: expected"},
       {"/implicit", json{{"line_search_extrapolation", "yes"}}, "/implicit/line_search_extrapolation: expected"},
   };
   ASSERT_GE(cases.size(), 20u);

@@ -90,7 +90,10 @@ struct ImplicitControl {
   std::string form = "backward_euler";
   std::string optimizer = "newton";  // "newton" (Riemannian Newton, Alg. 2/3) | "gradient" (Alg. 1)
   double tolerance = 1e-5;           // converged when every particle's scaled residual (step / radius) is below
-  int max_iterations = 100;          // optimiser iterations per time step, >= 1
+  int max_iterations = 50;           // optimiser iterations per time step, >= 1 (MOOSE's nl_max_its)
+  // A step whose minimisation does not converge in max_iterations is taken again as two half steps, up to
+  // this many halvings deep (as MOOSE's time-step cutback); 0 keeps the unconverged state.
+  int step_cuts = 3;
   double step_factor = 20;           // time step = step_factor x critical step when time.step is absent, > 0
   // Bond Hessian in the Newton matrix: "projected" (exact, per-bond eigenvalue clamp, notes 2.9), "exact"
   // (no clamp: CG may meet negative curvature) or "gauss_newton" (PSD by construction, cheaper).

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "percussion/core/error.hpp"
@@ -28,6 +29,8 @@ using Block6 = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;  // PETSc takes blo
 constexpr double kArmijo = 1e-4;
 constexpr int kGhostRowWidth = 73;  // block b-a, block b-b (row-major 6x6 each), PETSc column of a
 constexpr int kMaxBacktracks = 40;
+// Round-off of an energy change summed term by term, per unit of Σ_k |x|·|∂Φ_k/∂x| (evaluate()).
+constexpr double kEnergyRoundoff = 8 * std::numeric_limits<double>::epsilon();
 // Loosest CG tolerance of a Newton step, on the system in the units of the convergence test (compute_scale).
 // The notes' 0.5 (eq. 31) leaves the contact-dominated first iterations with one-CG-iteration directions. 0.01
 // took 15-30 % fewer Newton iterations than 0.1 on every small scene (on the paper-size twist, stretch and cloth
@@ -104,6 +107,7 @@ ScenePetscOptions::~ScenePetscOptions() {
 
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6) {
+  h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
@@ -174,7 +178,7 @@ void ImplicitBdem::set_rigid_modes_if_multigrid() {
 // fewer Newton iterations with IC(0) on the small drops, drape and three-point bending, none with D-ILU (whose
 // preconditioned norm does not depend on the scaling).
 Eigen::Matrix<double, 6, 1> ImplicitBdem::convergence_scale(std::size_t slot) const {
-  const double h2 = dt_ * dt_, m = d_.mass[slot], r = d_.radius[slot];
+  const double h2 = h_ * h_, m = d_.mass[slot], r = d_.radius[slot];
   Eigen::Matrix<double, 6, 1> d;
   d << Eigen::Vector3d::Constant(h2 / (m * r)), Eigen::Vector3d::Constant(h2 / (1.6 * m * r * r));
   return d;
@@ -187,7 +191,7 @@ void ImplicitBdem::compute_scale() {
 
 double ImplicitBdem::evaluate(Want want) {
   const std::size_t np = d_.pairs.size(), n = d_.n_owned;
-  const double h = dt_;
+  const double h = h_;
   pair_energy_.resize(np);
   particle_energy_.resize(n);
   const bool psd = scene_.implicit.hessian == "projected";
@@ -289,7 +293,14 @@ double ImplicitBdem::evaluate(Want want) {
       }
     }
   }
-  if (want != Want::Energy) d_.sum_pairs(gp_, gy_);
+  double noise = 0;  // Σ over Φ's terms of |x|·|∂Φ_k/∂x| (+ |∂Φ_k/∂θ|): what round-off in x does to Φ
+  if (want != Want::Energy) {
+    d_.sum_pairs(gp_, gy_);
+    for (std::size_t k = 0; k < np; ++k) {
+      auto l1 = [&](int first) { return Eigen::Map<const Eigen::Vector3d>(&c[12 * k + first]).lpNorm<1>(); };
+      noise += xe[d_.pairs[k].a].norm() * l1(0) + l1(3) + xe[d_.pairs[k].b].norm() * l1(6) + l1(9);
+    }
+  }
   if (want == Want::Hessian) {
     d_.send_to_owners(ghost_rows_, kGhostRowWidth, ghost_rows_received_);
     ScopedPhase timer(timers_, Phase::Pairs);
@@ -336,6 +347,8 @@ double ImplicitBdem::evaluate(Want want) {
     }
     const physics::InertiaReduced in = physics::inertia(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h);
     particle_energy_[i] = e + in.energy;
+    noise += xe[i].norm() * (g.head<3>().lpNorm<1>() + in.gradient.head<3>().lpNorm<1>() +
+                             s * m * scene_.gravity.lpNorm<1>()) + in.gradient.tail<3>().lpNorm<1>();
     if (midpoint) {  // ∇V at the midpoint (s undone), for the next step's predictor
       vgrad_p_[i] = 2.0 * (g.head<3>() + (gp_[i] - s * m * scene_.gravity));
       vgrad_y_[i] = 2.0 * gy_[i];
@@ -355,6 +368,7 @@ double ImplicitBdem::evaluate(Want want) {
     ++hessian_assemblies_;
   }
   contacts_changed_ = contacts_changed;
+  if (want != Want::Energy) energy_noise_ = noise;
   double local = 0, total = 0;
   for (double e : pair_energy_) local += e;
   for (double e : particle_energy_) local += e;
@@ -414,8 +428,8 @@ double ImplicitBdem::residual() const {
   return global;
 }
 
-void ImplicitBdem::minimise() {
-  const double h = dt_;
+bool ImplicitBdem::minimise() {
+  const double h = h_;
   const std::size_t n = d_.n_owned;
   const bool newton = scene_.implicit.optimizer == "newton";
   const bool midpoint = scene_.implicit.form == "midpoint";
@@ -524,14 +538,18 @@ void ImplicitBdem::minimise() {
     } else {
       descent();
     }
-    double local[2] = {0, 0}, global[2];  // slope, largest translation
+    double local[3] = {0, 0, 0}, global[3];  // slope, energy round-off scale, largest translation
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) direction_[i].setZero();
       local[0] += gradient_[i].dot(direction_[i]);
-      local[1] = std::max(local[1], direction_[i].head<3>().norm());
+      local[2] = std::max(local[2], direction_[i].head<3>().norm());
     }
-    MPI_Allreduce(&local[0], &global[0], 1, MPI_DOUBLE, MPI_SUM, d_.comm);
-    MPI_Allreduce(&local[1], &global[1], 1, MPI_DOUBLE, MPI_MAX, d_.comm);
+    local[1] = energy_noise_;
+    MPI_Allreduce(&local[0], &global[0], 2, MPI_DOUBLE, MPI_SUM, d_.comm);
+    MPI_Allreduce(&local[2], &global[2], 1, MPI_DOUBLE, MPI_MAX, d_.comm);
+    // Below this an energy change is round-off: near the minimiser the Armijo test then refuses a correct Newton
+    // step (a chain at tolerance 1e-12 stalled at a residual of 1.4e-9 with steps of 2e-7 until the limit).
+    const double noise = kEnergyRoundoff * global[1];
     bool cg_direction = newton;  // CG from a zero guess: its curvature along the direction is −slope
     if (!(global[0] < 0)) {  // an inexact solve that is not a descent direction: fall back to descent
       cg_direction = false;
@@ -547,7 +565,7 @@ void ImplicitBdem::minimise() {
     q_base_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
     pair_energy_base_ = pair_energy_;
     particle_energy_base_ = particle_energy_;
-    const double alpha_cap = global[1] > 0 ? d_.r_max / global[1] : 1e300;
+    const double alpha_cap = global[2] > 0 ? d_.r_max / global[2] : 1e300;
     double alpha = std::min(1.0, alpha_cap);
     bool accepted = false;
     {
@@ -556,7 +574,7 @@ void ImplicitBdem::minimise() {
       for (int ls = 0; ls < kMaxBacktracks && !accepted; ++ls, alpha *= 0.5) {
         retract(alpha);
         change = energy_change();
-        accepted = change <= kArmijo * alpha * global[0];
+        accepted = change <= kArmijo * alpha * global[0] || (-alpha * global[0] < noise && change < noise);
         if (accepted) break;
       }
       if (accepted && alpha == 1.0 && cg_direction && scene_.implicit.line_search_extrapolation)
@@ -583,14 +601,14 @@ void ImplicitBdem::minimise() {
     }
   }
   newton_iterations_ += iterations;
-  if (!converged) ++unconverged_steps_;
   // The next midpoint predictor takes ∇V from the last evaluation: at the final state, unless the iterations
   // ran out after a step.
   if (midpoint && iterations == scene_.implicit.max_iterations) evaluate(Want::Gradient);
+  return converged;
 }
 
-void ImplicitBdem::advance() {
-  const double h = dt_;
+void ImplicitBdem::predict(double t) {
+  const double h = h_;
   const std::size_t n = d_.n_owned;
   const bool midpoint = scene_.implicit.form == "midpoint";
   p_n_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
@@ -601,7 +619,7 @@ void ImplicitBdem::advance() {
     ScopedPhase timer(timers_, Phase::Integrate);
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) {  // prescribed: its end-of-step state is known; the solve keeps it there
-        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], time(), h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
+        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], t, h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
         p_hat_[i] = d_.x[i];
         q_hat_[i] = d_.q[i];
         continue;
@@ -631,8 +649,48 @@ void ImplicitBdem::advance() {
   else d_.refresh_ghosts();
   prepare_matrix();
   if (midpoint) d_.forward(p_n_, q_n_);  // the pair terms read x_n of ghosts too
+}
 
-  minimise();
+// The state at an interval's start, to take it again in halves when its minimisation does not converge. The
+// predictor and the minimisation leave velocities alone (a prescribed particle's are set again by the next
+// predictor), and owned particles never change rank, so their slots survive a failed attempt's rebuilds.
+namespace {
+struct IntervalStart {
+  std::vector<Eigen::Vector3d> x, vgrad_p, vgrad_y;
+  std::vector<Eigen::Vector4d> q;
+};
+}  // namespace
+
+void ImplicitBdem::advance() {
+  solve_interval(time(), dt_, scene_.implicit.step_cuts);
+  h_ = dt_;
+  ++step_;
+  ++steps_run_;
+}
+
+void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
+  const std::size_t n = d_.n_owned;
+  const bool midpoint = scene_.implicit.form == "midpoint";
+  IntervalStart start;
+  if (cuts_left > 0) {
+    auto owned = [n](const auto& a) { return std::vector(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)); };
+    start = {owned(d_.x), vgrad_p_, vgrad_y_, owned(d_.q)};
+  }
+  h_ = h;
+  predict(t);
+  if (!minimise()) {
+    if (cuts_left > 0) {  // every rank sees the same (collective) convergence decision
+      std::copy(start.x.begin(), start.x.end(), d_.x.begin());
+      std::copy(start.q.begin(), start.q.end(), d_.q.begin());
+      vgrad_p_ = std::move(start.vgrad_p);
+      vgrad_y_ = std::move(start.vgrad_y);
+      ++step_cuts_;
+      solve_interval(t, 0.5 * h, cuts_left - 1);
+      solve_interval(t + 0.5 * h, 0.5 * h, cuts_left - 1);
+      return;
+    }
+    ++unconverged_steps_;
+  }
   // Progressive fracture inside the step (notes 7, "fracture bursts"): break only the most over-stressed
   // bonds, let the load redistribute by minimising again, and repeat; the last round breaks every bond
   // still over its strength, as the paper does once per step.
@@ -657,8 +715,6 @@ void ImplicitBdem::advance() {
   d_.refresh_ghosts();
   apply_friction();
   break_bonds(1.0);
-  ++step_;
-  ++steps_run_;
 }
 
 double ImplicitBdem::stress_ratio(const Bond& b) const {
@@ -726,6 +782,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"line_search_extrapolations", static_cast<double>(extrapolations_)},
           {"line_search_extrapolations_tried", static_cast<double>(extrapolations_tried_)},
           {"block_shifted_factorisations", static_cast<double>(system_.block_shifted())},
+          {"step_cuts", static_cast<double>(step_cuts_)},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

@@ -34,7 +34,7 @@ void ImplicitBdem::apply_friction() {
   // ([ERRATUM] eq. 35 prints r³; a torque is F·r). The summed change per particle is projected on its
   // velocity (spin) and capped so friction can stop a particle but never reverse it.
   ScopedPhase timer(timers_, Phase::Integrate);
-  const double h = dt_;
+  const double h = h_;
   auto inertia = [&](std::size_t i) { return 0.4 * d_.mass[i] * d_.radius[i] * d_.radius[i]; };
   std::vector<double>& c = d_.pair_contributions();
   std::fill(c.begin(), c.end(), 0.0);

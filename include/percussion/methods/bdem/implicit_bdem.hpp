@@ -53,13 +53,18 @@ class ImplicitBdem final : public BdemMethod {
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
   double residual() const;                // collective: max scaled step |h² M⁻¹ g| / r
   void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
-  void minimise();                        // collective: Newton (or gradient) iterations to convergence
+  bool minimise();                        // collective: Newton (or gradient) iterations; true if converged
+  // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
+  // An unconverged minimisation is undone and the interval taken as two halves, while cuts_left > 0.
+  void solve_interval(double t, double h, int cuts_left);
+  void predict(double t);                 // x̂ (midpoint: ẑ) over h_, prescribed particles moved, pairs ready
   void apply_friction();
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
+  double h_ = 0;  // the interval being solved: dt_, or a half, quarter, ... of it after step cuts
   solvers::BlockSystem system_;
   double contact_k_ = 0;
   std::vector<Eigen::Matrix<double, 6, 1>> scale_;  // per slot (owned and ghost): D of compute_scale
@@ -81,11 +86,12 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<double> rigid_modes_;                   // six rigid motions, 6 values per owned particle each
   std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
   double interaction_energy_ = 0;
+  double energy_noise_ = 0;  // this rank's share of Φ's round-off scale at the last gradient evaluation
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0;
-  long extrapolations_tried_ = 0, extrapolations_ = 0;
+  long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0;
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
