@@ -698,7 +698,7 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
     const double worst = largest_stress_ratio();
     if (worst <= 1) break;
     break_bonds(std::max(1.0, kFractureBand * worst));
-    minimise();
+    if (!minimise()) ++unconverged_steps_;  // not cut: the bonds already broken would have to be mended
   }
 
   {
