@@ -651,19 +651,8 @@ void ImplicitBdem::predict(double t) {
   if (midpoint) d_.forward(p_n_, q_n_);  // the pair terms read x_n of ghosts too
 }
 
-// The state at an interval's start, to take it again in halves when its minimisation does not converge. The
-// predictor and the minimisation leave velocities alone (a prescribed particle's are set again by the next
-// predictor), and owned particles never change rank, so their slots survive a failed attempt's rebuilds.
-namespace {
-struct IntervalStart {
-  std::vector<Eigen::Vector3d> x, vgrad_p, vgrad_y;
-  std::vector<Eigen::Vector4d> q;
-};
-}  // namespace
-
 void ImplicitBdem::advance() {
   solve_interval(time(), dt_, scene_.implicit.step_cuts);
-  h_ = dt_;
   ++step_;
   ++steps_run_;
 }
@@ -671,19 +660,24 @@ void ImplicitBdem::advance() {
 void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
   const std::size_t n = d_.n_owned;
   const bool midpoint = scene_.implicit.form == "midpoint";
-  IntervalStart start;
-  if (cuts_left > 0) {
-    auto owned = [n](const auto& a) { return std::vector(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)); };
-    start = {owned(d_.x), vgrad_p_, vgrad_y_, owned(d_.q)};
+  // A failed try is undone from x_n, q_n (predict() keeps the interval's start there; the predictor and the
+  // minimisation leave velocities alone, and owned slots survive a try's rebuilds), and, in the midpoint form,
+  // from the last midpoint's ∇V, which the try's evaluations overwrite.
+  std::vector<Eigen::Vector3d> vgrad_p, vgrad_y;
+  if (cuts_left > 0 && midpoint) {
+    vgrad_p = vgrad_p_;
+    vgrad_y = vgrad_y_;
   }
   h_ = h;
   predict(t);
   if (!minimise()) {
     if (cuts_left > 0) {  // every rank sees the same (collective) convergence decision
-      std::copy(start.x.begin(), start.x.end(), d_.x.begin());
-      std::copy(start.q.begin(), start.q.end(), d_.q.begin());
-      vgrad_p_ = std::move(start.vgrad_p);
-      vgrad_y_ = std::move(start.vgrad_y);
+      std::copy_n(p_n_.begin(), n, d_.x.begin());
+      std::copy_n(q_n_.begin(), n, d_.q.begin());
+      if (midpoint) {
+        vgrad_p_ = std::move(vgrad_p);
+        vgrad_y_ = std::move(vgrad_y);
+      }
       ++step_cuts_;
       solve_interval(t, 0.5 * h, cuts_left - 1);
       solve_interval(t + 0.5 * h, 0.5 * h, cuts_left - 1);
