@@ -10,6 +10,8 @@
 # reporting seconds per frame of the scene's frame interval, e.g.
 #   WINDOW_STEPS=8 scripts/bench/implicit_vs_explicit.sh inputs/bdem/{beam_stretch,beam_twist,chocolate_drop}.json
 # FORM=midpoint runs the implicit copies with implicit.form = "midpoint" (default: each scene's own form).
+# FRACTURE_CUT_RATIO=R runs them with implicit.fracture_cut_ratio = R (steps that leave a bond over R times its
+# strength are halved, within implicit.step_cuts).
 # REFERENCE=1 (the default without WINDOW_STEPS) also runs each scene explicitly at half the explicit step, and
 # prints how far the explicit broken-bond set itself moves when the step is halved: the overlap that
 # implicit-vs-explicit can be expected to reach on that scene.
@@ -80,6 +82,9 @@ if optimizer:  # both optimisers at the scene's step, 100 iterations per step an
 form = os.environ.get("FORM", "")
 if integrator == "implicit" and form:
     scene.setdefault("implicit", {})["form"] = form
+cut_ratio = os.environ.get("FRACTURE_CUT_RATIO", "")
+if integrator == "implicit" and cut_ratio:
+    scene.setdefault("implicit", {})["fracture_cut_ratio"] = float(cut_ratio)
 materials = scene["materials"]
 def material(ref):
     return materials[ref] if isinstance(ref, int) else next(m for m in materials if m["name"] == ref)
@@ -220,7 +225,7 @@ for stem in stems:
                  c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
                  len(broken_e), len(broken_i), overlap, self_overlap, onset_text,
                  "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
-                 int(c.get("step_cuts", 0))))
+                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0))))
 
 print()
 print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), 1 rank each.")
@@ -235,11 +240,12 @@ header = (f"{'scene':<22} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/fra
           f"{'overlap':>7} {'expl½':>6} {'onset':>7} {'match':>5}")
 print(header)
 print("-" * len(header))
-for (stem, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged, cuts) in rows:
+for (stem, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged, cuts, fcuts) in rows:
     print(f"{stem:<22} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
           f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {'-' if sov != sov else format(sov, '.0%'):>6} {onset:>7} "
           f"{match:>5}"
           + (f"   ({cuts} step cuts)" if cuts else "")
+          + (f"   ({fcuts} fracture cuts)" if fcuts else "")
           + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
 
 if n_opt:

@@ -144,6 +144,42 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
   }
 }
 
+// A converged step that leaves a bond far over its strength (implicit.fracture_cut_ratio) is undone and taken as
+// two half steps: the same state and broken bonds as a run at half the step, in both forms. A weak block pulled
+// apart at one end: the first step's end state is several times over strength, so it is cut once; without the
+// ratio the same step breaks its bonds from a different state.
+TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
+  for (const std::string form : {"backward_euler", "midpoint"}) {
+    Scene cut = block_scene(R"("boundary_conditions": [
+        { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
+        { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
+                            1e4, form);
+    cut.implicit.fracture_cut_ratio = 1.5;
+    cut.implicit.step_cuts = 1;
+    Scene plain = cut, halves = cut;
+    plain.implicit.fracture_cut_ratio = 0;
+    halves.implicit.fracture_cut_ratio = 0;
+    halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
+    ImplicitBdem a(cut, MPI_COMM_WORLD, bdem::model_from_scene(cut));
+    ImplicitBdem p(plain, MPI_COMM_WORLD, bdem::model_from_scene(plain));
+    ImplicitBdem b(halves, MPI_COMM_WORLD, bdem::model_from_scene(halves));
+    a.advance();
+    p.advance();
+    b.advance();
+    b.advance();
+    EXPECT_EQ(a.counters().at("fracture_cuts"), 1) << form;
+    EXPECT_EQ(a.counters().at("step_cuts"), 0) << form;
+    EXPECT_EQ(p.counters().at("fracture_cuts"), 0) << form;
+    EXPECT_EQ(a.counters().at("unconverged_steps") + b.counters().at("unconverged_steps"), 0) << form;
+    const long broken = b.observables().bonds_broken;
+    EXPECT_GT(broken, 0) << form;
+    EXPECT_EQ(a.observables().bonds_broken, broken) << form;
+    EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12) << form;
+    EXPECT_LE(max_rel_diff(velocities(MPI_COMM_WORLD, b), velocities(MPI_COMM_WORLD, a)), 1e-10) << form;
+    EXPECT_GT(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, p)), 1e-6) << form;
+  }
+}
+
 // The same cantilever with an algebraic multigrid (scene petsc_options, rigid-body near-nullspace) and with
 // the preconditioner rebuilt every Newton iteration, and with D-ILU blocks: all solve to the Newton tolerance, so
 // they agree with the default (block Jacobi, lagged within a step) to well below the sag. The multigrid needs

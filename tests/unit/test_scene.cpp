@@ -214,6 +214,13 @@ TEST(Scene, ImplicitStepCutsParseWithTheirDefault) {
   EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 0);
 }
 
+TEST(Scene, ImplicitFractureCutRatioIsOffByDefault) {
+  json doc = base_scene();
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.fracture_cut_ratio, 0.0);
+  doc["implicit"] = json{{"fracture_cut_ratio", 1.5}};
+  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.fracture_cut_ratio, 1.5);
+}
+
 TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   json doc = base_scene();
   doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
@@ -305,6 +312,9 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/implicit", json{{"reuse_preconditioner", 1}}, "/implicit/reuse_preconditioner: expected"},
       {"/implicit", json{{"step_cuts", 21}}, "/implicit/step_cuts: must be"},
       {"/implicit", json{{"step_cuts", 1.5}}, "/implicit/step_cuts: expected"},
+      {"/implicit", json{{"fracture_cut_ratio", 0.5}},
+       "t.json: /implicit/fracture_cut_ratio: must be 0 (off) or above 1 (a stress ratio at which bonds already break), got 0.5"},
+      {"/implicit", json{{"fracture_cut_ratio", -2}}, "/implicit/fracture_cut_ratio: must be"},
       {"/implicit", json{{"line_search_extrapolation", "yes"}}, "/implicit/line_search_extrapolation: expected"},
   };
   ASSERT_GE(cases.size(), 20u);

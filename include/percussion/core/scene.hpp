@@ -101,6 +101,9 @@ struct ImplicitControl {
   // Minimisations per step when bonds break: each round breaks the bonds within 90% of the largest
   // stress ratio and minimises again; 1 = the paper's single check at the end of the step.
   int fracture_rounds = 1;
+  // A converged step that leaves an intact bond above this multiple of its strength (max(σ/σ_c, τ/τ_c)) broke
+  // it too late: the step is undone and taken as two half steps, within step_cuts. 0 = off (the paper's step).
+  double fracture_cut_ratio = 0;
   // Keep the Newton matrix's preconditioner through the Newton iterations of a step (rebuilt when CG
   // slows down); false rebuilds it every iteration.
   bool reuse_preconditioner = true;

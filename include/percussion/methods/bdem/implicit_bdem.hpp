@@ -91,7 +91,7 @@ class ImplicitBdem final : public BdemMethod {
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0;
-  long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0;
+  long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
