@@ -109,6 +109,8 @@ void BlockSystem::destroy() {
 
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
   destroy();
+  local_first_.clear();
+  local_column_.clear();
   n_owned_ = n_owned;
   diagonal_.assign(static_cast<std::size_t>(n_owned * bs_ * bs_), 0.0);  // a new matrix is zero
   diagonal_complete_ = true;
@@ -197,7 +199,33 @@ void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
   petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &col, v, ADD_VALUES), "MatSetValuesBlocked");
 }
 
+PetscInt BlockSystem::local_position(PetscInt row, PetscInt col) const {
+  const PetscInt r = row - first_row_, c = col - first_row_;
+  if (local_first_.empty() || r < 0 || c <= r || c >= n_owned_) return -1;
+  const auto begin = local_column_.begin() + local_first_[static_cast<std::size_t>(r)];
+  const auto end = local_column_.begin() + local_first_[static_cast<std::size_t>(r) + 1];
+  const auto it = std::lower_bound(begin, end, c);
+  return it != end && *it == c ? static_cast<PetscInt>(it - local_column_.begin()) : -1;
+}
+
+void BlockSystem::add_at(PetscInt position, const double* v) {
+  if (!local_values_) {
+    Mat local = nullptr;
+    petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
+    petsc_check(MatSeqSBAIJGetArray(local, &local_values_), "MatSeqSBAIJGetArray");
+  }
+  double* block = local_values_ + static_cast<std::size_t>(position) * SbaijBlock::kBlock * SbaijBlock::kBlock;
+  for (int r = 0; r < SbaijBlock::kBlock; ++r)  // PETSc stores a block column by column
+    for (int c = 0; c < SbaijBlock::kBlock; ++c) block[c * SbaijBlock::kBlock + r] += v[r * SbaijBlock::kBlock + c];
+}
+
 void BlockSystem::assemble() {
+  if (local_values_) {
+    Mat local = nullptr;
+    petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
+    petsc_check(MatSeqSBAIJRestoreArray(local, &local_values_), "MatSeqSBAIJRestoreArray");
+    local_values_ = nullptr;
+  }
   if (!diagonal_inserted_) {
     const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
     for (PetscInt r = 0; r < n_owned_; ++r) {
@@ -211,6 +239,11 @@ void BlockSystem::assemble() {
   ++assemblies_;
   petsc_check(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_check(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
+  if (local_first_.empty() && upper_only_ && bs_ == SbaijBlock::kBlock) {  // the pattern is set now
+    SbaijBlock block(A_, "direct assembly");
+    local_first_ = std::move(block.first);
+    local_column_ = std::move(block.column);
+  }
   // (The Eisenstat split reads the blocks itself; its rare point-block Jacobi fallback then multiplies in double.)
   if (single_precision_product_ && upper_only_ && bs_ == SbaijBlock::kBlock && !eisenstat_) product_.attach(A_);
 }

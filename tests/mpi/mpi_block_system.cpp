@@ -173,3 +173,52 @@ TEST(BlockSystem, EisenstatDiluSolvesLikePointBlockJacobi) {
   for (std::size_t k = 0; k < rhs.size(); ++k) diff = std::max(diff, std::abs(0.5 * reference[k] - split[k]));
   EXPECT_LT(max_over_ranks(diff), 1e-5 * max_over_ranks(norm));
 }
+
+// Direct insertion (add_at, at the positions local_position finds once the pattern is set) assembles the same
+// matrix as add_block: the same CG solution bit for bit. The coupling blocks are not symmetric, so a transposed
+// insertion would show; blocks coupling two ranks still take add_block.
+TEST(BlockSystem, DirectInsertionAssemblesTheSameMatrix) {
+  const RingSystem ring = world_ring();
+  const int first = ring.rank * kRowsPerRank;
+  // Diagonal 4 I + R Rᵀ, each ring edge (a, b), a < b, the block C (and Cᵀ below): SPD, as ‖C‖ is small.
+  auto add = [&](BlockSystem& sys, bool direct) {
+    sys.zero();
+    int direct_blocks = 0;
+    for (int g = first; g < first + kRowsPerRank; ++g) {
+      const Block d = ring.diagonal(g);
+      sys.add_block(g, g, d.data());
+    }
+    for (int g = 0; g < ring.rows; ++g) {
+      const int a = std::min(g, (g + 1) % ring.rows), b = std::max(g, (g + 1) % ring.rows);
+      const Block c = 0.2 * random_block(5000 + g), ct = c.transpose();
+      const bool owns_a = a / kRowsPerRank == ring.rank, owns_b = b / kRowsPerRank == ring.rank;
+      const PetscInt position = sys.local_position(a, b);
+      if (direct && position >= 0) {
+        EXPECT_TRUE(owns_a && owns_b) << a << "-" << b;
+        sys.add_at(position, c.data());
+        ++direct_blocks;
+        continue;
+      }
+      if (owns_a) sys.add_block(a, b, c.data());
+      if (owns_b) sys.add_block(b, a, ct.data());
+    }
+    sys.assemble();
+    return direct_blocks;
+  };
+  BlockSystem by_block(MPI_COMM_WORLD, "blocktest_", 6), direct(MPI_COMM_WORLD, "blocktest_", 6);
+  preallocate(by_block);
+  preallocate(direct);
+  EXPECT_EQ(direct.local_position(first, first + 1), -1);  // no pattern before the first assembly
+  add(by_block, false);
+  EXPECT_EQ(add(direct, true), 0);
+  EXPECT_GE(direct.local_position(first, first + 1), 0);
+  EXPECT_EQ(direct.local_position(first + 1, first), -1);  // lower triangle
+  add(by_block, false);
+  EXPECT_EQ(add(direct, true), ring.size == 1 ? kRowsPerRank : kRowsPerRank - 1);
+
+  std::vector<double> rhs(6 * kRowsPerRank), y_block(rhs.size()), y_direct(rhs.size());
+  for (int i = 0; i < 6 * kRowsPerRank; ++i) rhs[static_cast<std::size_t>(i)] = std::cos(0.5 + first * 6 + i);
+  EXPECT_GT(by_block.solve_block_jacobi(rhs, y_block, 1e-12).reason, 0);
+  EXPECT_GT(direct.solve_block_jacobi(rhs, y_direct, 1e-12).reason, 0);
+  EXPECT_EQ(y_block, y_direct);
+}

@@ -48,6 +48,11 @@ class BlockSystem {
   void zero();                                                  // keep the pattern, zero the values
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
   void assemble();                                              // collective
+  // Direct insertion, without MatSetValuesBlocked's search of the row and call overhead: once a 6x6-block SBAIJ pattern is set (its first assemble() since preallocate()), the position of
+  // block (row, col), row < col both owned by this rank, in the rank's block of the matrix; -1 if there is none
+  // or the pattern is not set yet. add_at(position, v) then adds v as add_block(row, col, v) would.
+  PetscInt local_position(PetscInt row, PetscInt col) const;
+  void add_at(PetscInt position, const double* v);
 
   // True when the preconditioner is an algebraic multigrid, which wants a near-nullspace.
   bool multigrid() const { return multigrid_; }
@@ -122,6 +127,10 @@ class BlockSystem {
   // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix
   // instead when some diagonal block came from another rank.
   std::vector<double> diagonal_, diagonal_inverse_;
+  // The rank's block of the matrix as add_at() sees it: block CSR of its upper triangle (empty until the
+  // pattern is set), and its value array from the first add_at() after zero() until assemble().
+  std::vector<PetscInt> local_first_, local_column_;
+  PetscScalar* local_values_ = nullptr;
   bool diagonal_complete_ = false;  // every diagonal addition since zero() was local
   bool diagonal_inserted_ = false;  // assemble() has put diagonal_ into the matrix since zero()
   bool diagonal_inverted_ = false;  // diagonal_inverse_ is up to date

@@ -146,6 +146,7 @@ void ImplicitBdem::prepare_matrix() {
     off[i] = d_.partners_other()[i];
   }
   const PetscInt first = system_.preallocate(static_cast<PetscInt>(n), diag, off);
+  pair_position_.clear();
   petsc_row_.assign(d_.x.size(), -1.0);
   for (std::size_t i = 0; i < n; ++i) petsc_row_[i] = static_cast<double>(first + static_cast<PetscInt>(i));
   d_.forward(petsc_row_);
@@ -189,6 +190,21 @@ void ImplicitBdem::compute_scale() {
   for (std::size_t i = 0; i < d_.x.size(); ++i) scale_[i] = convergence_scale(i);
 }
 
+void ImplicitBdem::locate_pair_blocks() {
+  // Known once the matrix pattern is set (its first assembly); until then every block takes add_block().
+  const std::size_t n = d_.n_owned;
+  pair_position_.assign(d_.pairs.size(), -1);
+  bool set = false;
+  for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
+    const Pair& p = d_.pairs[k];
+    if (static_cast<std::size_t>(p.a) >= n || static_cast<std::size_t>(p.b) >= n) continue;
+    const auto ra = static_cast<PetscInt>(petsc_row_[p.a]), rb = static_cast<PetscInt>(petsc_row_[p.b]);
+    pair_position_[k] = system_.local_position(std::min(ra, rb), std::max(ra, rb));
+    set = set || pair_position_[k] >= 0;
+  }
+  if (!set) pair_position_.clear();  // pattern not set yet (or no owned pair at all): try at the next assembly
+}
+
 double ImplicitBdem::evaluate(Want want) {
   const std::size_t np = d_.pairs.size(), n = d_.n_owned;
   const double h = h_;
@@ -222,12 +238,18 @@ double ImplicitBdem::evaluate(Want want) {
   {
     ScopedPhase timer(timers_, Phase::Pairs);
     if (want == Want::Hessian) system_.zero();
+    if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
     if (want == Want::Hessian) ghost_rows_.resize(np * kGhostRowWidth);  // only pairs with a ghost b are used
     // Owned rows go straight into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with
     // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
     auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
       if (d_.constraint[row_slot] >= 0 || d_.constraint[col_slot] >= 0) return;  // Dirichlet rows/columns drop out
       const Block6 scaled = scale_[row_slot].asDiagonal() * block * scale_[col_slot].asDiagonal();
+      if (row_slot != col_slot && !pair_position_.empty() && pair_position_[k] >= 0) {
+        // Both owned: straight into the upper block (the lower one is its transpose, which SBAIJ does not keep).
+        if (petsc_row_[row_slot] < petsc_row_[col_slot]) system_.add_at(pair_position_[k], scaled.data());
+        return;
+      }
       if (static_cast<std::size_t>(row_slot) >= n) {
         double* out = &ghost_rows_[k * kGhostRowWidth];
         std::copy_n(scaled.data(), 36, out + (col_slot == row_slot ? 36 : 0));

@@ -43,6 +43,7 @@ class ImplicitBdem final : public BdemMethod {
 
  private:
   enum class Want { Energy, Gradient, Hessian };
+  void locate_pair_blocks();                // pair_position_ from the matrix pattern
   double evaluate(Want want);             // collective: Φ (and its reduced gradient / Hessian) at the current state
   double energy_change();                 // collective: Φ(current) − Φ(base), summed element by element
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
@@ -85,6 +86,9 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch
   std::vector<double> rigid_modes_;                   // six rigid motions, 6 values per owned particle each
   std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
+  // Per pair, where its off-diagonal block goes in this rank's block of the matrix (BlockSystem::add_at), or -1
+  // (a ghost or Dirichlet partner, or not known yet); empty until the matrix pattern is set.
+  std::vector<PetscInt> pair_position_;
   double interaction_energy_ = 0;
   double energy_noise_ = 0;  // this rank's share of Φ's round-off scale at the last gradient evaluation
   long contacts_ = 0;
