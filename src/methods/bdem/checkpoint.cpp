@@ -59,7 +59,7 @@ std::vector<V> unflat(const std::vector<double>& d) {
 
 void Domain::write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
-                              const std::string& form) const {
+                              const std::string& form, std::span<const double> newton_state) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
   io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
@@ -102,6 +102,7 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
     const std::vector<std::int64_t> owner(n, rank);
     io::write_rows(g.id(), "owner", rows, n_global, std::span<const std::int64_t>(owner), 1);
     io::write_rows(g.id(), "rebuild_position", rows, n_global, flat(std::span<const Eigen::Vector3d>(x_ref_)), 3);
+    if (!newton_state.empty()) io::write_rows(g.id(), "newton_matrix_state", rows, n_global, newton_state, 18);
   }
   {
     io::H5Group g = io::H5Group::create(root, "bonds");
@@ -158,6 +159,7 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
     for (auto o : io::read_all_int(p.id(), "owner")) g.owner.push_back(static_cast<int>(o));
     g.owner_ranks = static_cast<int>(io::read_attribute_int(root, "ranks_written"));
     g.x_ref = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "rebuild_position"));
+    if (io::exists(p.id(), "newton_matrix_state")) g.newton_state = io::read_all_double(p.id(), "newton_matrix_state");
   }
   {
     io::H5Group b = io::H5Group::open(root, "bonds");

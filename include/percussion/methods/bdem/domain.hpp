@@ -85,9 +85,10 @@ class Domain {
   Observables observables(double interaction_energy, long contacts) const;
   void write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const;
   // integrator/form name the writer (attributes "integrator", "form"): they say what force/torque hold.
+  // newton_state, if not empty, holds 18 numbers per owned particle (particles/newton_matrix_state).
   void write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                         std::span<const Eigen::Vector3d> torque, const std::string& integrator,
-                        const std::string& form) const;
+                        const std::string& form, std::span<const double> newton_state = {}) const;
 
   const Scene& scene;
   MPI_Comm comm;

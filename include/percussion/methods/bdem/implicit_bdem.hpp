@@ -63,6 +63,8 @@ class ImplicitBdem final : public BdemMethod {
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
+  bool matrix_carries() const;            // collective: the assembled Newton matrix may serve the next step
+  void restore_matrix(const GlobalModel& model);  // collective: a checkpoint's carried matrix, assembled again
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
   double h_ = 0;  // the interval being solved: dt_, or a half, quarter, ... of it after step cuts
@@ -94,9 +96,20 @@ class ImplicitBdem final : public BdemMethod {
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
-  long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0;
+  long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
+  // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
+  // contact opened or closed. Valid while no bond broke, no neighbour rebuild re-created it and the step is the
+  // one it was assembled for. A checkpoint keeps the state it was assembled at (matrix_state_, per owned particle
+  // position, quaternion, predicted quaternion, step-start position and quaternion), so a restart assembles the
+  // same matrix and continues bit for bit.
+  static constexpr int kMatrixState = 18;
+  std::vector<double> matrix_state_;
+  double matrix_h_ = 0;
+  long matrix_rebuild_ = -1, matrix_breaks_ = -1, breaks_ = 0;  // breaks_: bonds this rank broke so far
+  bool matrix_assembled_ = false;  // by Newton (not a gradient-only optimiser)
+  bool preconditioner_of_matrix_ = false;  // the preconditioner was built from the assembled matrix
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
   long contacts_changed_ = 0;         // the last energy or gradient evaluation found another contact set (this rank)

@@ -34,6 +34,9 @@ struct GlobalModel {
   // From a checkpoint: which integrator and form wrote it, hence what force/torque hold (explicit: forces and
   // torques; implicit midpoint: ∇V at its last midpoint; implicit backward Euler: zeros). Form "" = unknown.
   std::string written_by_integrator, written_by_form;
+  // From an implicit checkpoint whose Newton matrix carries into the next step: 18 numbers per particle, the state
+  // the matrix was assembled at (ImplicitBdem::matrix_state_); empty otherwise.
+  std::vector<double> newton_state;
 
   std::int64_t particles() const { return static_cast<std::int64_t>(x.size()); }
   std::int64_t bonds() const { return static_cast<std::int64_t>(pair.size()); }
