@@ -205,8 +205,9 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
-                                                       "step_cuts", "step_factor", "hessian", "fracture_rounds", "fracture_cut_ratio",
-                                                       "reuse_preconditioner", "hessian_lag_contraction",
+                                                       "step_cuts", "step_factor", "hessian", "fracture_rounds",
+                                                       "fracture_cut_ratio", "reuse_preconditioner",
+                                                       "hessian_lag_contraction",
                                                        "line_search_extrapolation", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
@@ -218,10 +219,11 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.hessian = c->choice_or("hessian", s.implicit.hessian, {"projected", "exact", "gauss_newton"}, "hessian");
     s.implicit.fracture_rounds =
         static_cast<int>(c->integer_or("fracture_rounds", s.implicit.fracture_rounds, Range::closed(1, 1000)));
-    s.implicit.fracture_cut_ratio = c->number_or("fracture_cut_ratio", s.implicit.fracture_cut_ratio, Range::non_negative());
-    if (s.implicit.fracture_cut_ratio > 0 && s.implicit.fracture_cut_ratio <= 1)
-      c->fail_at("fracture_cut_ratio", "must be 0 (off) or above 1 (a stress ratio at which bonds already break), got " +
-                                           JsonChecker::format_number(s.implicit.fracture_cut_ratio));
+    double& cut_ratio = s.implicit.fracture_cut_ratio;
+    cut_ratio = c->number_or("fracture_cut_ratio", cut_ratio, Range::non_negative());
+    if (cut_ratio > 0 && cut_ratio <= 1)
+      c->fail_at("fracture_cut_ratio", "must be 0 (off) or above 1 (a stress ratio at which bonds already break), "
+                                       "got " + JsonChecker::format_number(cut_ratio));
     s.implicit.reuse_preconditioner = c->boolean_or("reuse_preconditioner", s.implicit.reuse_preconditioner);
     s.implicit.hessian_lag_contraction =
         c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));

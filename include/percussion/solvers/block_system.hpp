@@ -48,9 +48,10 @@ class BlockSystem {
   void zero();                                                  // keep the pattern, zero the values
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
   void assemble();                                              // collective
-  // Direct insertion, without MatSetValuesBlocked's search of the row and call overhead: once a 6x6-block SBAIJ pattern is set (its first assemble() since preallocate()), the position of
-  // block (row, col), row < col both owned by this rank, in the rank's block of the matrix; -1 if there is none
-  // or the pattern is not set yet. add_at(position, v) then adds v as add_block(row, col, v) would.
+  // Direct insertion, without MatSetValuesBlocked's search of the row and call overhead. Once a 6x6-block SBAIJ
+  // pattern is set (its first assemble() since preallocate()), local_position gives where block (row, col),
+  // row < col both owned by this rank, sits in the rank's block of the matrix; -1 if there is none or the pattern
+  // is not set yet. add_at(position, v) then adds v as add_block(row, col, v) would.
   PetscInt local_position(PetscInt row, PetscInt col) const;
   void add_at(PetscInt position, const double* v);
 

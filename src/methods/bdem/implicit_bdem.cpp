@@ -119,7 +119,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   if (!model.newton_state.empty() && model.written_by_integrator == "implicit" &&
       model.written_by_form == scene_.implicit.form && model.time_step == dt_ &&
       scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0)
-    restore_matrix(model);
+    restore_matrix(model);  // what the interrupted run's next step keeps
   if (scene_.implicit.form != "midpoint") return;
   // The midpoint predictor needs ∇V at the previous step's midpoint; a checkpoint carries it. A fresh start has
   // none and uses zero, ẑ = x̂: then x_1 = x_0 + h v_0 − ½h² M⁻¹∇V((x_0 + x_1)/2) is second-order consistent
@@ -476,7 +476,7 @@ bool ImplicitBdem::minimise() {
   bool likely_converged = false;  // the last Newton step predicts a residual below the tolerance
   bool block_jacobi_this_step = false;
   hessian_current_ = false;  // bonds may have broken since the last assembly
-  const bool carry = newton && scene_.implicit.hessian_lag_contraction > 0 && matrix_carries();
+  const bool carry = matrix_carries(h);
   bool full_step = false, same_contacts = false;
   double previous_res = 0;
   for (; iterations < scene_.implicit.max_iterations; ++iterations) {
@@ -545,8 +545,9 @@ bool ImplicitBdem::minimise() {
       // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little
       // between Newton iterations, and the set-up (a factorisation, a multigrid hierarchy) is the costly part.
       // (A neighbour rebuild mid-step made a new matrix, which has none yet.)
-      // A carried matrix keeps the preconditioner built from it.
-      const bool carried_pc = carried && lagged && preconditioner_of_matrix_;
+      // A carried matrix keeps the preconditioner built from it; not a multigrid's, whose near-nullspace was taken
+      // at the state of its set-up, which a restart does not have.
+      const bool carried_pc = carried && lagged && preconditioner_of_matrix_ && !system_.multigrid();
       bool refresh = !scene_.implicit.reuse_preconditioner || (iterations == 0 && !carried_pc) ||
                      !system_.has_preconditioner() || (iterations > 0 && last_krylov_ > 2 * fresh_krylov_ + 10);
       if (refresh) set_rigid_modes_if_multigrid();
@@ -820,8 +821,10 @@ Observables ImplicitBdem::observables() {
   return d_.observables(energy, contacts);
 }
 
-bool ImplicitBdem::matrix_carries() const {
-  long local = matrix_assembled_ && matrix_h_ == h_ && matrix_rebuild_ == d_.rebuilds() && matrix_breaks_ == breaks_,
+bool ImplicitBdem::matrix_carries(double h) const {
+  // (A lag contraction of 0 assembles at every iteration: nothing carries either.)
+  long local = scene_.implicit.hessian_lag_contraction > 0 && matrix_assembled_ && matrix_h_ == h &&
+               matrix_rebuild_ == d_.rebuilds() && matrix_breaks_ == breaks_,
        global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_MIN, d_.comm);
   return global != 0;
@@ -865,10 +868,9 @@ void ImplicitBdem::restore_matrix(const GlobalModel& model) {
 void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros. A Newton
   // matrix the next step may keep goes with the state it was assembled at.
-  const bool carries = scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0 &&
-                       matrix_carries();
+  // (The next step is a whole one: a matrix of a cut step's half does not carry.)
   d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
-                      carries ? std::span<const double>(matrix_state_) : std::span<const double>());
+                      matrix_carries(dt_) ? std::span<const double>(matrix_state_) : std::span<const double>());
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

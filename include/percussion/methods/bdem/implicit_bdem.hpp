@@ -63,7 +63,7 @@ class ImplicitBdem final : public BdemMethod {
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
-  bool matrix_carries() const;            // collective: the assembled Newton matrix may serve the next step
+  bool matrix_carries(double h) const;    // collective: the assembled Newton matrix may serve a step of length h
   void restore_matrix(const GlobalModel& model);  // collective: a checkpoint's carried matrix, assembled again
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
