@@ -248,10 +248,12 @@ double ImplicitBdem::evaluate(Want want) {
     // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
     auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
       if (d_.constraint[row_slot] >= 0 || d_.constraint[col_slot] >= 0) return;  // Dirichlet rows/columns drop out
+      const bool direct = row_slot != col_slot && !pair_position_.empty() && pair_position_[k] >= 0;
+      // Both owned: only the upper block goes in (the lower one is its transpose, which SBAIJ does not keep).
+      if (direct && petsc_row_[row_slot] > petsc_row_[col_slot]) return;
       const Block6 scaled = scale_[row_slot].asDiagonal() * block * scale_[col_slot].asDiagonal();
-      if (row_slot != col_slot && !pair_position_.empty() && pair_position_[k] >= 0) {
-        // Both owned: straight into the upper block (the lower one is its transpose, which SBAIJ does not keep).
-        if (petsc_row_[row_slot] < petsc_row_[col_slot]) system_.add_at(pair_position_[k], scaled.data());
+      if (direct) {
+        system_.add_at(pair_position_[k], scaled.data());
         return;
       }
       if (static_cast<std::size_t>(row_slot) >= n) {
