@@ -58,6 +58,9 @@ void SinglePrecisionProduct::attach(Mat A) {
 }
 
 void SinglePrecisionProduct::multiply(const double* x, double* y) const {
+#if PERCUSSION_AVX2_KERNELS
+  if (avx2_) return avx2::sbaij_multiply(n_, first_.data(), column_.data(), values_.data(), x, y);
+#endif
   const std::size_t n = static_cast<std::size_t>(n_);
   std::fill(y, y + n * B, 0.0);
   // Upper triangle: the diagonal block (stored whole) once, each off-diagonal block for both of its rows.

@@ -110,19 +110,24 @@ TEST(SinglePrecisionProduct, ReplacesPetscsProductUpToFloatRounding) {
   std::copy_n(xv.data(), 96, xa);
   VecRestoreArray(x, &xa);
   ASSERT_EQ(MatMult(A, x, y_double), 0);
-  SinglePrecisionProduct product;
-  product.attach(A);
-  ASSERT_EQ(MatMult(A, x, y_single), 0);  // through the replaced operation
-  const double *d = nullptr, *f = nullptr;
-  VecGetArrayRead(y_double, &d);
-  VecGetArrayRead(y_single, &f);
-  const Eigen::Map<const Eigen::VectorXd> yd(d, 96), yf(f, 96);
   const Eigen::VectorXd exact = s.dense() * xv;
-  EXPECT_LT((yd - exact).norm(), 1e-13 * exact.norm());  // the reference is right
-  EXPECT_LT((yf - exact).norm(), 1e-6 * exact.norm());   // float values, double vectors
-  EXPECT_GT((yf - exact).norm(), 1e-12 * exact.norm());  // and really from the float copy
-  VecRestoreArrayRead(y_single, &f);
+  const double* d = nullptr;
+  VecGetArrayRead(y_double, &d);
+  EXPECT_LT((Eigen::Map<const Eigen::VectorXd>(d, 96) - exact).norm(), 1e-13 * exact.norm());  // the reference
   VecRestoreArrayRead(y_double, &d);
+  // Both kernels: the AVX2 one where the CPU has it (the default), and the portable one.
+  for (const bool avx2 : {true, false}) {
+    SinglePrecisionProduct product;
+    product.use_avx2(avx2);
+    product.attach(A);
+    ASSERT_EQ(MatMult(A, x, y_single), 0);  // through the replaced operation
+    const double* f = nullptr;
+    VecGetArrayRead(y_single, &f);
+    const Eigen::Map<const Eigen::VectorXd> yf(f, 96);
+    EXPECT_LT((yf - exact).norm(), 1e-6 * exact.norm()) << "avx2 " << avx2;   // float values, double vectors
+    EXPECT_GT((yf - exact).norm(), 1e-12 * exact.norm()) << "avx2 " << avx2;  // and really from the float copy
+    VecRestoreArrayRead(y_single, &f);
+  }
   VecDestroy(&x);
   VecDestroy(&y_double);
   VecDestroy(&y_single);

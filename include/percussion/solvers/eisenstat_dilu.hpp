@@ -21,6 +21,7 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "percussion/solvers/avx2_block_kernels.hpp"
 #include "percussion/solvers/sbaij_block.hpp"
 
 namespace percussion::solvers {
@@ -38,6 +39,8 @@ class EisenstatDilu {
   // pattern changed.
   bool rescale(Mat A);
   PetscInt rows() const { return n_; }
+  // The sweeps run the AVX2 kernels (avx2_block_kernels.hpp) where the CPU has them, unless turned off here.
+  void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
 
   // b̂ = W⁻¹ b and y = W⁻ᵀ ŷ on the rank's 6·rows() values.
   void to_split(const double* b, double* b_hat) const;
@@ -63,9 +66,12 @@ class EisenstatDilu {
   std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
   std::vector<double> a_, diagonal_;     // A's off-diagonal and diagonal blocks (row-major, double)
   std::vector<double> c_inverse_;         // P_k during the set-up, then C_k⁻¹ (lower triangular), row-major
+  // (Both float arrays end in avx2::kPad zeros: the AVX2 sweeps load a block row as 8 floats.)
   std::vector<float> upper_;              // Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ = L̃_lkᵀ, row-major
   std::vector<float> k_tilde_;            // K̃_k, row-major
+  // The sweeps' vectors, avx2::kStride floats per row (6 values, then padding; t_'s padding stays zero).
   mutable std::vector<float> t_, acc_;
+  bool avx2_ = avx2::supported();
   mutable std::vector<double> z_, w_;
 };
 
@@ -77,7 +83,8 @@ void EisenstatDilu::apply(const double* u, double* out, bool coupled, Coupling&&
     z_.resize(n);
     w_.resize(n);
     const std::vector<float>& t = t_;
-    for (std::size_t i = 0; i < n; ++i) z_[i] = t[i];
+    for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k)
+      for (int r = 0; r < B; ++r) z_[k * B + r] = t[k * avx2::kStride + r];
     scale_coupling(z_.data(), z_.data());
     coupling(z_.data(), w_.data());
     unscale_coupling(w_.data());

@@ -1,0 +1,149 @@
+#include "percussion/solvers/avx2_block_kernels.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#if PERCUSSION_AVX2_KERNELS
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#endif
+
+namespace percussion::solvers::avx2 {
+namespace {
+// PERCUSSION_AVX2=0 runs the portable kernels: to compare the two, or if a CPU misreports its instruction sets.
+[[maybe_unused]] bool turned_off() {
+  const char* value = std::getenv("PERCUSSION_AVX2");
+  return value && std::string(value) == "0";
+}
+}  // namespace
+
+#if PERCUSSION_AVX2_KERNELS
+namespace {
+constexpr std::size_t B = 6, BB = 36, S = kStride;
+#define PERCUSSION_AVX2 __attribute__((target("avx2,fma")))
+
+// Six doubles to floats in lanes 0-5, zeros in 6-7.
+PERCUSSION_AVX2 inline __m256 load6(const double* u) {
+  const __m128 lo = _mm256_cvtpd_ps(_mm256_loadu_pd(u));
+  const __m128 hi = _mm_cvtpd_ps(_mm_loadu_pd(u + 4));
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+
+// Lane r (r < 6) = the sum of a[r]'s eight lanes; lanes 6-7 zero.
+PERCUSSION_AVX2 inline __m256 sum_lanes(const __m256* a) {
+  const __m256 h01 = _mm256_hadd_ps(a[0], a[1]);
+  const __m256 h23 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 h45 = _mm256_hadd_ps(a[4], a[5]);
+  const __m256 q0 = _mm256_hadd_ps(h01, h23);  // per half: the sums of a0, a1, a2, a3 over that half's lanes
+  const __m256 q1 = _mm256_hadd_ps(h45, _mm256_setzero_ps());
+  const __m128 r0 = _mm_add_ps(_mm256_castps256_ps128(q0), _mm256_extractf128_ps(q0, 1));
+  const __m128 r1 = _mm_add_ps(_mm256_castps256_ps128(q1), _mm256_extractf128_ps(q1, 1));
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(r0), r1, 1);
+}
+
+PERCUSSION_AVX2 inline void store6(double* out, __m256 v) {
+  _mm256_storeu_pd(out, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  _mm_storeu_pd(out + 4, _mm_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+}  // namespace
+
+bool supported() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !turned_off();
+  return yes;
+}
+
+PERCUSSION_AVX2 void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+                                   const double* u, float* t) {
+  // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: request the blocks of
+  // the row four below now (eisenstat_dilu.cpp measured this for its own sweep).
+  constexpr PetscInt kAhead = 4;
+  for (PetscInt k = n; k-- > 0;) {
+    if (k >= kAhead) {
+      const char* line = reinterpret_cast<const char*>(upper + static_cast<std::size_t>(first[k - kAhead]) * BB);
+      const char* end = reinterpret_cast<const char*>(upper + static_cast<std::size_t>(first[k - kAhead + 1]) * BB);
+      for (; line < end; line += 64) __builtin_prefetch(line);
+    }
+    // Row r of each block times t_l, lane by lane; lanes 6-7 read the next row's first entries, which meet t_l's
+    // zero lanes. Reduced once per block row.
+    __m256 a[6] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+      const __m256 tl = _mm256_loadu_ps(t + static_cast<std::size_t>(column[p]) * S);
+      const float* block = upper + static_cast<std::size_t>(p) * BB;
+      for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(block + B * r), tl, a[r]);
+    }
+    _mm256_storeu_ps(t + static_cast<std::size_t>(k) * S, _mm256_sub_ps(load6(u + B * k), sum_lanes(a)));
+  }
+}
+
+PERCUSSION_AVX2 void dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+                                  const float* k_tilde, const float* t, const double* u, const double* c, float* acc,
+                                  double* out) {
+  alignas(32) float tk[S], wk[S];
+  for (PetscInt k = 0; k < n; ++k) {
+    const std::size_t kk = static_cast<std::size_t>(k);
+    const __m256 tv = _mm256_loadu_ps(t + kk * S);
+    __m256 w = _mm256_add_ps(load6(u + B * kk), _mm256_loadu_ps(acc + kk * S));
+    if (c) w = _mm256_add_ps(w, load6(c + B * kk));
+    // K̃_k t_k as Σ_r t_r (row r of K̃_k), K̃_k being symmetric: no reduction. Lanes 6-7 collect junk, unused.
+    _mm256_store_ps(tk, tv);
+    const float* kt = k_tilde + kk * BB;
+    for (std::size_t r = 0; r < B; ++r) w = _mm256_fmadd_ps(_mm256_set1_ps(tk[r]), _mm256_loadu_ps(kt + B * r), w);
+    _mm256_store_ps(wk, w);
+    // acc_l −= Ũᵀ w = Σ_r w_r (row r of Ũ); lanes 6-7 of acc_l are padding.
+    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+      float* al = acc + static_cast<std::size_t>(column[p]) * S;
+      const float* block = upper + static_cast<std::size_t>(p) * BB;
+      __m256 a = _mm256_loadu_ps(al);
+      for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(wk[r]), _mm256_loadu_ps(block + B * r), a);
+      _mm256_storeu_ps(al, a);
+    }
+    store6(out + B * kk, _mm256_add_ps(tv, w));
+  }
+}
+
+PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* values,
+                                    const double* x, double* y) {
+  std::fill(y, y + static_cast<std::size_t>(n) * B, 0.0);
+  for (PetscInt k = 0; k < n; ++k) {
+    const std::size_t kk = static_cast<std::size_t>(k);
+    const __m256d xk_lo = _mm256_loadu_pd(x + B * kk);
+    const __m128d xk_hi = _mm_loadu_pd(x + B * kk + 4);
+    __m256d yk_lo = _mm256_setzero_pd();
+    __m128d yk_hi = _mm_setzero_pd();
+    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+      const std::size_t j = static_cast<std::size_t>(column[p]);
+      const float* a = values + static_cast<std::size_t>(p) * BB;
+      const double* xj = x + B * j;
+      __m256d s[6];  // column c times x_k, lane by lane: the transposed block's product, reduced below
+      for (std::size_t col = 0; col < B; ++col) {
+        const __m256d lo = _mm256_cvtps_pd(_mm_loadu_ps(a + B * col));
+        const __m128d hi = _mm_cvtps_pd(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a + B * col + 4))));
+        const __m256d xc = _mm256_broadcast_sd(xj + col);
+        yk_lo = _mm256_fmadd_pd(lo, xc, yk_lo);
+        yk_hi = _mm_fmadd_pd(hi, _mm256_castpd256_pd128(xc), yk_hi);
+        s[col] = _mm256_fmadd_pd(lo, xk_lo, _mm256_zextpd128_pd256(_mm_mul_pd(hi, xk_hi)));
+      }
+      if (j == kk) continue;  // the diagonal block is stored whole
+      const __m256d h01 = _mm256_hadd_pd(s[0], s[1]);
+      const __m256d h23 = _mm256_hadd_pd(s[2], s[3]);
+      const __m256d h45 = _mm256_hadd_pd(s[4], s[5]);
+      const __m256d sum0123 = _mm256_add_pd(_mm256_permute2f128_pd(h01, h23, 0x21), _mm256_blend_pd(h01, h23, 0xC));
+      const __m128d sum45 = _mm_add_pd(_mm256_castpd256_pd128(h45), _mm256_extractf128_pd(h45, 1));
+      double* yj = y + B * j;
+      _mm256_storeu_pd(yj, _mm256_add_pd(_mm256_loadu_pd(yj), sum0123));
+      _mm_storeu_pd(yj + 4, _mm_add_pd(_mm_loadu_pd(yj + 4), sum45));
+    }
+    double* yk = y + B * kk;
+    _mm256_storeu_pd(yk, _mm256_add_pd(_mm256_loadu_pd(yk), yk_lo));
+    _mm_storeu_pd(yk + 4, _mm_add_pd(_mm_loadu_pd(yk + 4), yk_hi));
+  }
+}
+#undef PERCUSSION_AVX2
+#else
+bool supported() { return false; }
+#endif
+
+}  // namespace percussion::solvers::avx2
