@@ -104,6 +104,42 @@ PERCUSSION_AVX2 void dilu_forward(PetscInt n, const PetscInt* first, const Petsc
   }
 }
 
+PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+                               const float* pivot_inverse, const double* x, double* y, float* t) {
+  for (PetscInt k = 0; k < n; ++k)
+    _mm256_storeu_ps(t + static_cast<std::size_t>(k) * S, load6(x + B * static_cast<std::size_t>(k)));
+  // Uᵀ s = x: s_k is final when reached, then pushed into the later rows (lanes 6-7 collect junk there).
+  alignas(32) float sk[S];
+  for (PetscInt k = 0; k < n; ++k) {
+    _mm256_store_ps(sk, _mm256_loadu_ps(t + static_cast<std::size_t>(k) * S));
+    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+      float* tl = t + static_cast<std::size_t>(column[p]) * S;
+      const float* block = upper + static_cast<std::size_t>(p) * BB;
+      __m256 a = _mm256_loadu_ps(tl);
+      for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(sk[r]), _mm256_loadu_ps(block + B * r), a);
+      _mm256_storeu_ps(tl, a);
+    }
+  }
+  // z_k = D_k⁻¹ s_k − Σ U_kl z_l from the last row up, reduced once per row; the z_l written have zero lanes 6-7,
+  // and s_k's junk lanes are cleared before they meet the next row's entries.
+  const __m256 six = _mm256_castsi256_ps(_mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0));
+  for (PetscInt k = n; k-- > 0;) {
+    const std::size_t kk = static_cast<std::size_t>(k);
+    const __m256 s = _mm256_and_ps(_mm256_loadu_ps(t + kk * S), six);
+    const float* d = pivot_inverse + kk * BB;
+    __m256 a[6];
+    for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_mul_ps(_mm256_loadu_ps(d + B * r), s);
+    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+      const __m256 zl = _mm256_loadu_ps(t + static_cast<std::size_t>(column[p]) * S);
+      const float* block = upper + static_cast<std::size_t>(p) * BB;
+      for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fnmadd_ps(_mm256_loadu_ps(block + B * r), zl, a[r]);
+    }
+    const __m256 z = sum_lanes(a);
+    _mm256_storeu_ps(t + kk * S, z);
+    store6(y + B * kk, z);
+  }
+}
+
 PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* values,
                                     const double* x, double* y) {
   std::fill(y, y + static_cast<std::size_t>(n) * B, 0.0);

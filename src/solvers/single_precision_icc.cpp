@@ -15,6 +15,7 @@ constexpr int BB = B * B;
 using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
 using BlockF = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
 using VecF = Eigen::Matrix<float, B, 1>;
+using Vec = Eigen::Matrix<double, B, 1>;
 }  // namespace
 
 double SinglePrecisionIcc::factor(Mat A) {
@@ -50,8 +51,10 @@ bool SinglePrecisionIcc::try_factor(double shift) {
   std::copy(a_.begin(), a_.end(), work_.begin());
   double* diag = &work_[nnz * BB];
   std::copy(diagonal_.begin(), diagonal_.end(), diag);
-  upper_.resize(nnz * BB);
-  pivot_inverse_.resize(n * BB);
+  upper_.resize(nnz * BB + avx2::kPad);
+  pivot_inverse_.resize(n * BB + avx2::kPad);
+  std::fill(upper_.end() - avx2::kPad, upper_.end(), 0.0f);
+  std::fill(pivot_inverse_.end() - avx2::kPad, pivot_inverse_.end(), 0.0f);
   std::vector<Block>& scaled = scaled_;  // D_k⁻¹ Ũ_kl of the row being eliminated
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> pivot(diag + k * BB);
@@ -89,25 +92,29 @@ bool SinglePrecisionIcc::try_factor(double shift) {
 
 void SinglePrecisionIcc::apply(const double* x, double* y) const {
   const std::size_t n = static_cast<std::size_t>(n_);
-  t_.resize(n * B);
-  for (std::size_t i = 0; i < n * B; ++i) t_[i] = static_cast<float>(x[i]);
+  constexpr std::size_t S = avx2::kStride;
+  t_.resize(n * S);
+#if PERCUSSION_AVX2_KERNELS
+  if (avx2_)
+    return avx2::icc_apply(n_, first_.data(), column_.data(), upper_.data(), pivot_inverse_.data(), x, y, t_.data());
+#endif
+  for (std::size_t k = 0; k < n; ++k) Eigen::Map<VecF>{&t_[k * S]} = Eigen::Map<const Vec>(x + k * B).cast<float>();
   // Uᵀ s = x, column by column: s_k is final when reached, then pushed into the later rows it couples to.
   for (std::size_t k = 0; k < n; ++k) {
-    const VecF s = Eigen::Map<const VecF>(&t_[k * B]);
+    const VecF s = Eigen::Map<const VecF>(&t_[k * S]);
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
-      Eigen::Map<VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]).noalias() -=
+      Eigen::Map<VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]).noalias() -=
           Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * s;
   }
   // D⁻¹, then U z = w from the last row up.
   for (std::size_t kk = n; kk-- > 0;) {
-    VecF z = Eigen::Map<const BlockF>(&pivot_inverse_[kk * BB]) * Eigen::Map<const VecF>(&t_[kk * B]);
+    VecF z = Eigen::Map<const BlockF>(&pivot_inverse_[kk * BB]) * Eigen::Map<const VecF>(&t_[kk * S]);
     for (PetscInt p = first_[kk]; p < first_[kk + 1]; ++p)
       z.noalias() -= Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]) *
-                     Eigen::Map<const VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * B]);
-    Eigen::Map<VecF> out(&t_[kk * B]);
-    out = z;
+                     Eigen::Map<const VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]);
+    Eigen::Map<VecF>{&t_[kk * S]} = z;
+    Eigen::Map<Vec>(y + kk * B) = z.cast<double>();
   }
-  for (std::size_t i = 0; i < n * B; ++i) y[i] = static_cast<double>(t_[i]);
 }
 
 }  // namespace percussion::solvers

@@ -3,6 +3,7 @@
 // single-precision SBAIJ product of single_precision_product.hpp. The build stays portable (no -march): these
 // functions alone are compiled for AVX2 and FMA, and are used only where the CPU reports both.
 //
+// (The IC(0) application shares the sweeps' two patterns: a forward push of Uᵀ's columns, a backward pull of U's rows.)
 // Why: Eigen's fixed 6×6 float kernels are compiled for SSE2 and spend their time shuffling 6-vectors in
 // 4-wide registers and reducing each block's dot products. Here a block row's dot products accumulate in 8-wide
 // registers and are reduced once per row, and the vectors the sweeps write (t, acc) are kept 8 floats apart, so
@@ -36,6 +37,10 @@ void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, co
 // symmetric (row-major); acc (kStride) must be zero on entry; c may be null.
 void dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
                   const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out);
+// y = (Uᵀ D U)⁻¹ x, the IC(0) application of single_precision_icc.hpp: U unit upper triangular from its row-major
+// off-diagonal blocks, D⁻¹ the row-major pivot inverses; t is scratch of n·kStride floats.
+void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+               const float* pivot_inverse, const double* x, double* y, float* t);
 // y = A x for the upper triangle of a symmetric 6×6-block matrix (PETSc's layout: the diagonal block first in each
 // row, every block column by column).
 void sbaij_multiply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* values, const double* x,

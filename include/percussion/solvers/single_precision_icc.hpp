@@ -17,6 +17,7 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "percussion/solvers/avx2_block_kernels.hpp"
 #include "percussion/solvers/sbaij_block.hpp"
 
 namespace percussion::solvers {
@@ -29,6 +30,8 @@ class SinglePrecisionIcc {
   // y = (Uᵀ D U)⁻¹ x on the rank's 6·rows() values.
   void apply(const double* x, double* y) const;
   PetscInt rows() const { return n_; }
+  // The application runs the AVX2 kernel (avx2_block_kernels.hpp) where the CPU has it, unless turned off here.
+  void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
 
  private:
   bool try_factor(double shift);  // false at the first pivot block that is not positive definite
@@ -37,9 +40,10 @@ class SinglePrecisionIcc {
   std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
   std::vector<double> a_, diagonal_;     // A's off-diagonal blocks (in column_ order) and diagonal blocks, row-major
   std::vector<double> work_;              // the double-precision factorisation of one attempt
-  std::vector<float> upper_, pivot_inverse_;  // U_kj and D_k⁻¹, row-major 6×6
+  std::vector<float> upper_, pivot_inverse_;  // U_kj and D_k⁻¹, row-major 6×6, then avx2::kPad zeros
   std::vector<Eigen::Matrix<double, SbaijBlock::kBlock, SbaijBlock::kBlock, Eigen::RowMajor>> scaled_;
-  mutable std::vector<float> t_;
+  mutable std::vector<float> t_;  // avx2::kStride floats per row
+  bool avx2_ = avx2::supported();
 };
 
 }  // namespace percussion::solvers
