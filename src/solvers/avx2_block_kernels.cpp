@@ -47,6 +47,32 @@ PERCUSSION_AVX2 inline void store6(double* out, __m256 v) {
   _mm256_storeu_pd(out, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
   _mm_storeu_pd(out + 4, _mm_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
+
+// The two sweep patterns over block row k of row-major 6×6 blocks (a block row is loaded as 8 floats, so lanes 6-7
+// read the next row's first entries).
+// Pull: a[r] += (row r of each block) ∘ v_column, lane by lane, for a reduction once per block row; v's lanes 6-7
+// must be zero.
+PERCUSSION_AVX2 inline void pull_row(PetscInt k, const PetscInt* first, const PetscInt* column, const float* upper,
+                                     const float* v, __m256* a) {
+  for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+    const __m256 vl = _mm256_loadu_ps(v + static_cast<std::size_t>(column[p]) * S);
+    const float* block = upper + static_cast<std::size_t>(p) * BB;
+    for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(block + B * r), vl, a[r]);
+  }
+}
+
+// Push: acc_column −= blockᵀ w = Σ_r w_r (row r of the block), for each block of row k (w: 8 aligned floats, the
+// first 6 used); lanes 6-7 of acc collect junk.
+PERCUSSION_AVX2 inline void push_row(PetscInt k, const PetscInt* first, const PetscInt* column, const float* upper,
+                                     const float* w, float* acc) {
+  for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
+    float* al = acc + static_cast<std::size_t>(column[p]) * S;
+    const float* block = upper + static_cast<std::size_t>(p) * BB;
+    __m256 a = _mm256_loadu_ps(al);
+    for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(w[r]), _mm256_loadu_ps(block + B * r), a);
+    _mm256_storeu_ps(al, a);
+  }
+}
 }  // namespace
 
 bool supported() {
@@ -65,15 +91,9 @@ PERCUSSION_AVX2 void dilu_backward(PetscInt n, const PetscInt* first, const Pets
       const char* end = reinterpret_cast<const char*>(upper + static_cast<std::size_t>(first[k - kAhead + 1]) * BB);
       for (; line < end; line += 64) __builtin_prefetch(line);
     }
-    // Row r of each block times t_l, lane by lane; lanes 6-7 read the next row's first entries, which meet t_l's
-    // zero lanes. Reduced once per block row.
     __m256 a[6] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                    _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
-      const __m256 tl = _mm256_loadu_ps(t + static_cast<std::size_t>(column[p]) * S);
-      const float* block = upper + static_cast<std::size_t>(p) * BB;
-      for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(block + B * r), tl, a[r]);
-    }
+    pull_row(k, first, column, upper, t, a);  // the t_l written have zero lanes 6-7
     _mm256_storeu_ps(t + static_cast<std::size_t>(k) * S, _mm256_sub_ps(load6(u + B * k), sum_lanes(a)));
   }
 }
@@ -92,14 +112,7 @@ PERCUSSION_AVX2 void dilu_forward(PetscInt n, const PetscInt* first, const Petsc
     const float* kt = k_tilde + kk * BB;
     for (std::size_t r = 0; r < B; ++r) w = _mm256_fmadd_ps(_mm256_set1_ps(tk[r]), _mm256_loadu_ps(kt + B * r), w);
     _mm256_store_ps(wk, w);
-    // acc_l −= Ũᵀ w = Σ_r w_r (row r of Ũ); lanes 6-7 of acc_l are padding.
-    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
-      float* al = acc + static_cast<std::size_t>(column[p]) * S;
-      const float* block = upper + static_cast<std::size_t>(p) * BB;
-      __m256 a = _mm256_loadu_ps(al);
-      for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(wk[r]), _mm256_loadu_ps(block + B * r), a);
-      _mm256_storeu_ps(al, a);
-    }
+    push_row(k, first, column, upper, wk, acc);  // acc_l −= Ũᵀ w
     store6(out + B * kk, _mm256_add_ps(tv, w));
   }
 }
@@ -112,13 +125,7 @@ PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt
   alignas(32) float sk[S];
   for (PetscInt k = 0; k < n; ++k) {
     _mm256_store_ps(sk, _mm256_loadu_ps(t + static_cast<std::size_t>(k) * S));
-    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
-      float* tl = t + static_cast<std::size_t>(column[p]) * S;
-      const float* block = upper + static_cast<std::size_t>(p) * BB;
-      __m256 a = _mm256_loadu_ps(tl);
-      for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(sk[r]), _mm256_loadu_ps(block + B * r), a);
-      _mm256_storeu_ps(tl, a);
-    }
+    push_row(k, first, column, upper, sk, t);
   }
   // z_k = D_k⁻¹ s_k − Σ U_kl z_l from the last row up, reduced once per row; the z_l written have zero lanes 6-7,
   // and s_k's junk lanes are cleared before they meet the next row's entries.
@@ -127,14 +134,10 @@ PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt
     const std::size_t kk = static_cast<std::size_t>(k);
     const __m256 s = _mm256_and_ps(_mm256_loadu_ps(t + kk * S), six);
     const float* d = pivot_inverse + kk * BB;
-    __m256 a[6];
-    for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_mul_ps(_mm256_loadu_ps(d + B * r), s);
-    for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
-      const __m256 zl = _mm256_loadu_ps(t + static_cast<std::size_t>(column[p]) * S);
-      const float* block = upper + static_cast<std::size_t>(p) * BB;
-      for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fnmadd_ps(_mm256_loadu_ps(block + B * r), zl, a[r]);
-    }
-    const __m256 z = sum_lanes(a);
+    __m256 a[6];  // −z_k, lane by lane
+    for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fnmadd_ps(_mm256_loadu_ps(d + B * r), s, _mm256_setzero_ps());
+    pull_row(k, first, column, upper, t, a);
+    const __m256 z = _mm256_sub_ps(_mm256_setzero_ps(), sum_lanes(a));
     _mm256_storeu_ps(t + kk * S, z);
     store6(y + B * kk, z);
   }
