@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The implicit solver's single-precision kernels against PETSc's double-precision ones, in one run: the same
-# scene and steps three times (1 rank) with
-#   default        single-precision IC(0) blocks and single-precision product by the rank's block
-#   double product single-precision IC(0), PETSc's product        (-bdem_single_precision_product 0)
-#   petsc          PETSc's ICC(0) and product                      (-bdem_pc_type bjacobi -bdem_single_precision_product 0)
-# and prints, from -log_view, the seconds per matrix product and per preconditioner application, the time loop,
-# their ratios to "petsc", and the CG iterations and final energy of each (the kernels must not change them
-# beyond float rounding).
+# scene and steps five times (1 rank) with
+#   default        the scene's preconditioner (IC(0), or D-ILU where its petsc_options say so), single-precision
+#                  blocks and product, through the AVX2 kernels where the CPU has them
+#   portable       the same through the portable Eigen kernels                 (PERCUSSION_AVX2=0)
+#   icc            single-precision IC(0) blocks and product                    (-bdem_sub_pc_type icc)
+#   double_product single-precision IC(0), PETSc's product        (... -bdem_single_precision_product 0)
+#   petsc          PETSc's ICC(0) and product                      (-bdem_pc_type bjacobi ...)
+# and prints, from -log_view, the seconds per matrix product and per preconditioner application (D-ILU's split
+# operator counts as a product and has no application), the time loop, their ratios to "petsc", and the CG
+# iterations and final energy of each (the kernels must not change them beyond float rounding).
 # Usage: scripts/bench/single_precision_kernels.sh [SCENE.json [STEPS]]   (default: inputs/bdem/beam_twist.json 8)
 # Environment: BUILD_DIR (default build), built first unless PERCUSSION_BENCH_NO_BUILD=1; KEEP=1 keeps the runs.
 set -euo pipefail
@@ -49,13 +52,17 @@ EOF
 echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadavg)"
 declare -A options=(
   [default]=""
-  [double_product]="-bdem_single_precision_product 0"
-  [petsc]="-bdem_pc_type bjacobi -bdem_single_precision_product 0"
+  [portable]=""
+  [icc]="-bdem_sub_pc_type icc"
+  [double_product]="-bdem_sub_pc_type icc -bdem_single_precision_product 0"
+  [petsc]="-bdem_pc_type bjacobi -bdem_sub_pc_type icc -bdem_single_precision_product 0"
 )
-for variant in default double_product petsc; do
+for variant in default portable icc double_product petsc; do
   echo "bench: $variant" >&2
+  avx2=1
+  [[ "$variant" == portable ]] && avx2=0
   # shellcheck disable=SC2086  # the options are words
-  "$percussion" run "$work/scene.json" --out "$work/$variant" --steps "$steps" --overwrite \
+  PERCUSSION_AVX2=$avx2 "$percussion" run "$work/scene.json" --out "$work/$variant" --steps "$steps" --overwrite \
     ${options[$variant]} -log_view ":$work/$variant.log_view" >"$work/$variant.log" 2>&1 || {
     echo "bench: the $variant run failed; last lines of $work/$variant.log:" >&2
     tail -n 20 "$work/$variant.log" >&2
@@ -78,7 +85,7 @@ def event(log, name):
     return 0, 0.0
 
 rows = {}
-for v in ("default", "double_product", "petsc"):
+for v in ("default", "portable", "icc", "double_product", "petsc"):
     with open(os.path.join(work, v, "summary.json")) as f:
         s = json.load(f)
     log = os.path.join(work, v + ".log_view")
@@ -90,9 +97,16 @@ print(f"{'variant':16}{'ms/product':>12}{'ms/PC apply':>13}{'loop s':>9}{'produc
 base = rows["petsc"]
 def per(ev):
     return 1e3 * ev[1] / max(1, ev[0])
+def ratio(a, b):
+    return f"{a / b:.2f}" if a > 0 and b > 0 else "-"
+with open(scene) as f:
+    split = "dilu" in json.load(f).get("implicit", {}).get("petsc_options", "")
 for v, r in rows.items():
-    print(f"{v:16}{per(r['product']):12.2f}{per(r['apply']):13.2f}{r['loop']:9.2f}"
-          f"{per(base['product']) / per(r['product']):11.2f}{per(base['apply']) / per(r['apply']):9.2f}"
+    if split and v in ("default", "portable"):  # CG on the split system: no preconditioner to apply
+        r["apply"] = (0, 0.0)
+    print(f"{v:16}{per(r['product']):12.2f}{per(r['apply']) if r['apply'][0] else float('nan'):13.2f}{r['loop']:9.2f}"
+          f"{ratio(per(base['product']), per(r['product'])):>11}{ratio(per(base['apply']), per(r['apply'])):>9}"
           f"{base['loop'] / r['loop']:8.2f}{int(r['cg']):8d}{r['energy']:22.12g}")
 print("x = the petsc row's time / this row's (above 1: faster than PETSc's double-precision kernels)")
+print(f"AVX2 kernels: time loop {rows['portable']['loop'] / rows['default']['loop']:.2f}x the portable ones'")
 EOF
