@@ -76,7 +76,10 @@ PERCUSSION_AVX2 inline void push_row(PetscInt k, const PetscInt* first, const Pe
 }  // namespace
 
 bool supported() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !turned_off();
+  static const bool yes = [] {
+    __builtin_cpu_init();  // in case this runs in a static constructor, before libgcc's own has
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !turned_off();
+  }();
   return yes;
 }
 
