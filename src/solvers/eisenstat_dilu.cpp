@@ -65,10 +65,8 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
             Eigen::Map<const Block>(values + static_cast<std::size_t>(skip + p) * BB).transpose();
     }
   });
-  upper_.resize(column_.size() * BB + avx2::kPad);
-  k_tilde_.resize(static_cast<std::size_t>(n_) * BB + avx2::kPad);
-  std::fill(upper_.end() - avx2::kPad, upper_.end(), 0.0f);
-  std::fill(k_tilde_.end() - avx2::kPad, k_tilde_.end(), 0.0f);
+  avx2::resize_padded(upper_, column_.size() * BB);
+  avx2::resize_padded(k_tilde_, static_cast<std::size_t>(n_) * BB);
   return true;
 }
 

@@ -51,10 +51,8 @@ bool SinglePrecisionIcc::try_factor(double shift) {
   std::copy(a_.begin(), a_.end(), work_.begin());
   double* diag = &work_[nnz * BB];
   std::copy(diagonal_.begin(), diagonal_.end(), diag);
-  upper_.resize(nnz * BB + avx2::kPad);
-  pivot_inverse_.resize(n * BB + avx2::kPad);
-  std::fill(upper_.end() - avx2::kPad, upper_.end(), 0.0f);
-  std::fill(pivot_inverse_.end() - avx2::kPad, pivot_inverse_.end(), 0.0f);
+  avx2::resize_padded(upper_, nnz * BB);
+  avx2::resize_padded(pivot_inverse_, n * BB);
   std::vector<Block>& scaled = scaled_;  // D_k⁻¹ Ũ_kl of the row being eliminated
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> pivot(diag + k * BB);

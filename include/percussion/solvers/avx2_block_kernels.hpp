@@ -12,6 +12,10 @@
 // 166,375 rows (166 MB, there bound by memory bandwidth); the SBAIJ product 1.25-1.5x at 57,600 rows.
 #include <petscsys.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define PERCUSSION_AVX2_KERNELS 1
 #else
@@ -24,6 +28,12 @@ namespace percussion::solvers::avx2 {
 constexpr int kStride = 8;
 // Floats a block array needs after its last block: a block row is loaded as 8 floats, 2 past its 6.
 constexpr int kPad = 8;
+
+// Sizes a block array for `size` floats of blocks followed by kPad zeros.
+inline void resize_padded(std::vector<float>& blocks, std::size_t size) {
+  blocks.resize(size + kPad);
+  std::fill(blocks.end() - kPad, blocks.end(), 0.0f);
+}
 
 // True when this build has the kernels, the CPU runs AVX2 and FMA, and the environment does not set
 // PERCUSSION_AVX2=0.
