@@ -101,14 +101,17 @@ PERCUSSION_AVX2 void dilu_backward(PetscInt n, const PetscInt* first, const Pets
   }
 }
 
-PERCUSSION_AVX2 void dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-                                  const float* k_tilde, const float* t, const double* u, const double* c, float* acc,
-                                  double* out) {
+PERCUSSION_AVX2 double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+                                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc,
+                                    double* out) {
   alignas(32) float tk[S], wk[S];
+  __m256d dot4 = _mm256_setzero_pd();
+  __m128d dot2 = _mm_setzero_pd();
   for (PetscInt k = 0; k < n; ++k) {
     const std::size_t kk = static_cast<std::size_t>(k);
     const __m256 tv = _mm256_loadu_ps(t + kk * S);
     __m256 w = _mm256_add_ps(load6(u + B * kk), _mm256_loadu_ps(acc + kk * S));
+    _mm256_storeu_ps(acc + kk * S, _mm256_setzero_ps());  // read for the last time: zero for the next sweep
     if (c) w = _mm256_add_ps(w, load6(c + B * kk));
     // K̃_k t_k as Σ_r t_r (row r of K̃_k), K̃_k being symmetric: no reduction. Lanes 6-7 collect junk, unused.
     _mm256_store_ps(tk, tv);
@@ -116,8 +119,15 @@ PERCUSSION_AVX2 void dilu_forward(PetscInt n, const PetscInt* first, const Petsc
     for (std::size_t r = 0; r < B; ++r) w = _mm256_fmadd_ps(_mm256_set1_ps(tk[r]), _mm256_loadu_ps(kt + B * r), w);
     _mm256_store_ps(wk, w);
     push_row(k, first, column, upper, wk, acc);  // acc_l −= Ũᵀ w
-    store6(out + B * kk, _mm256_add_ps(tv, w));
+    const __m256 o = _mm256_add_ps(tv, w);
+    store6(out + B * kk, o);
+    dot4 = _mm256_fmadd_pd(_mm256_loadu_pd(u + B * kk), _mm256_cvtps_pd(_mm256_castps256_ps128(o)), dot4);
+    dot2 = _mm_fmadd_pd(_mm_loadu_pd(u + B * kk + 4), _mm_cvtps_pd(_mm256_extractf128_ps(o, 1)), dot2);
   }
+  alignas(32) double lanes[4], rest[2];
+  _mm256_store_pd(lanes, dot4);
+  _mm_store_pd(rest, dot2);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (rest[0] + rest[1]);
 }
 
 PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,

@@ -146,24 +146,31 @@ void EisenstatDilu::backward(const double* u) const {
   }
 }
 
-void EisenstatDilu::forward(const double* u, const double* c, double* out) const {
+double EisenstatDilu::forward(const double* u, const double* c, double* out) const {
   const std::size_t n = static_cast<std::size_t>(n_);
-  acc_.assign(n * S, 0.0f);  // −Σ_{i<k} Ũ_ikᵀ w_i, pushed by the rows already done
+  // −Σ_{i<k} Ũ_ikᵀ w_i, pushed by the rows already done. Each row is zeroed once read, so the array is zero
+  // again at the end and needs no clearing pass before the next sweep.
+  if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_)
     return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_.data(), k_tilde_.data(), t_.data(), u, c,
                               acc_.data(), out);
 #endif
+  double dot = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const Eigen::Map<const VecF> t(&t_[k * S]);
-    VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + Eigen::Map<const BlockF>(&k_tilde_[k * BB]) * t +
-             Eigen::Map<const VecF>(&acc_[k * S]);
+    Eigen::Map<VecF> acc(&acc_[k * S]);
+    VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + Eigen::Map<const BlockF>(&k_tilde_[k * BB]) * t + acc;
+    acc.setZero();
     if (c) w += Eigen::Map<const Vec>(c + k * B).cast<float>();
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
       Eigen::Map<VecF>(&acc_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]).noalias() -=
           Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * w;
-    Eigen::Map<Vec>(out + k * B) = (t + w).cast<double>();
+    const Vec o = (t + w).cast<double>();
+    Eigen::Map<Vec>(out + k * B) = o;
+    dot += o.dot(Eigen::Map<const Vec>(u + k * B));
   }
+  return dot;
 }
 
 void EisenstatDilu::to_split(const double* b, double* b_hat) const {
@@ -175,6 +182,7 @@ void EisenstatDilu::to_split(const double* b, double* b_hat) const {
         (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
   for (std::size_t k = 0; k < n; ++k) {
     const VecF w = Eigen::Map<const VecF>(&acc_[k * S]);
+    Eigen::Map<VecF>{&acc_[k * S]}.setZero();  // as forward() leaves it
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
       Eigen::Map<VecF>(&acc_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]).noalias() -=
           Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * w;

@@ -22,9 +22,14 @@ using percussion::test::Sparse;
 
 namespace {
 
+// Also checks what every product must give: u·out as returned, and the same out again (the sweep leaves its
+// accumulator zero for the next one).
 Eigen::VectorXd split_product(const EisenstatDilu& d, const Eigen::VectorXd& u) {
-  Eigen::VectorXd out(u.size());
-  d.apply(u.data(), out.data(), false, [](const double*, double*) {});
+  Eigen::VectorXd out(u.size()), again(u.size());
+  const double dot = d.apply(u.data(), out.data(), false, [](const double*, double*) {});
+  EXPECT_NEAR(dot, u.dot(out), 1e-12 * u.norm() * out.norm());
+  d.apply(u.data(), again.data(), false, [](const double*, double*) {});
+  EXPECT_EQ(again, out);
   return out;
 }
 Eigen::VectorXd to_split(const EisenstatDilu& d, const Eigen::VectorXd& b) {
@@ -107,9 +112,11 @@ TEST(EisenstatDilu, Avx2SweepsAgreeWithTheGenericOnes) {
   for (const bool with_coupling : {false, true}) {
     const Eigen::VectorXd u = Eigen::VectorXd::Random(96);
     Eigen::VectorXd a(96), b(96);
-    fast.apply(u.data(), a.data(), with_coupling, coupling);
-    generic.apply(u.data(), b.data(), with_coupling, coupling);
+    const double dot_a = fast.apply(u.data(), a.data(), with_coupling, coupling);
+    const double dot_b = generic.apply(u.data(), b.data(), with_coupling, coupling);
     EXPECT_LT((a - b).norm(), 1e-6 * b.norm());
+    EXPECT_NEAR(dot_a, u.dot(a), 1e-12 * u.norm() * a.norm());
+    EXPECT_NEAR(dot_b, u.dot(b), 1e-12 * u.norm() * b.norm());
     EXPECT_GT((a - u).norm(), 1e-3 * u.norm());  // not trivially equal: Ĉ is not I on a ring
     EXPECT_LT((from_split(fast, u) - from_split(generic, u)).norm(), 1e-6 * from_split(generic, u).norm());
   }

@@ -44,8 +44,9 @@ bool supported();
 void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper, const double* u,
                    float* t);
 // For k = 0 … n−1: w_k = u_k + K̃_k t_k + acc_k (+ c_k), acc_column(p) −= Ũ_pᵀ w_k, out_k = t_k + w_k. K̃_k is
-// symmetric (row-major); acc (kStride) must be zero on entry; c may be null.
-void dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+// symmetric (row-major); acc (kStride) must be zero on entry, and is zero again on return; c may be null.
+// Returns u·out.
+double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
                   const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out);
 // y = (Uᵀ D U)⁻¹ x, the IC(0) application of single_precision_icc.hpp: U unit upper triangular from its row-major
 // off-diagonal blocks, D⁻¹ the row-major pivot inverses; t is scratch of n·kStride floats.

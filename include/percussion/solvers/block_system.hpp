@@ -90,8 +90,9 @@ class BlockSystem {
   // Factorisations of the default preconditioner's blocks (IC(0) or D-ILU) so far, and those that needed a
   // diagonal shift for positive definite pivots.
   long block_factorisations() const { return block_factorisations_; }
-  // out = Ĉ u, the Eisenstat split operator (eisenstat_dilu.hpp), and w = O z, the blocks coupling ranks.
-  void apply_split(const double* u, double* out) const;
+  // out = Ĉ u, the Eisenstat split operator (eisenstat_dilu.hpp), returning the rank's part of u·out; and w = O z,
+  // the blocks coupling ranks.
+  double apply_split(const double* u, double* out) const;
   void rank_coupling(const double* z, double* w) const;
   long block_shifted() const { return block_shifted_; }
 
@@ -117,6 +118,11 @@ class BlockSystem {
   KSP split_ksp_ = nullptr;
   Mat split_op_ = nullptr;
   Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
+  // The split system is solved by fused_cg (fused_cg.hpp) unless the options ask for another Krylov method, for
+  // -<prefix>ksp_monitor or _converged_reason, or for -<prefix>split_petsc_cg: then by split_ksp_.
+  bool fused_split_cg_ = false;
+  PetscInt split_max_iterations_ = 10000;
+  std::vector<double> split_b_hat_, split_y_hat_, split_work_;
   Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;

@@ -46,10 +46,11 @@ class EisenstatDilu {
   void to_split(const double* b, double* b_hat) const;
   void from_split(const double* y_hat, double* y) const;
 
-  // out = Ĉ u. `coupling(z, w)` must set w = O z (the other ranks' blocks times z, a collective product); it is
-  // called only when `coupled` is true.
+  // out = Ĉ u, and returns u·out (the rank's part: CG's curvature along u, taken while both are in cache).
+  // `coupling(z, w)` must set w = O z (the other ranks' blocks times z, a collective product); it is called only
+  // when `coupled` is true.
   template <class Coupling>
-  void apply(const double* u, double* out, bool coupled, Coupling&& coupling) const;
+  double apply(const double* u, double* out, bool coupled, Coupling&& coupling) const;
 
  private:
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one
@@ -58,7 +59,7 @@ class EisenstatDilu {
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
   void backward(const double* u) const;                               // t_ = (I + L̃ᵀ)⁻¹ u
-  void forward(const double* u, const double* c, double* out) const;  // out = t + (I + L̃)⁻¹ (u + K̃ t + c)
+  double forward(const double* u, const double* c, double* out) const;  // out = t + (I + L̃)⁻¹ (u + K̃ t + c); u·out
   void scale_coupling(const double* t, double* z) const;              // z = C⁻ᵀ t
   void unscale_coupling(double* w) const;                             // w ← C⁻¹ w
 
@@ -76,7 +77,7 @@ class EisenstatDilu {
 };
 
 template <class Coupling>
-void EisenstatDilu::apply(const double* u, double* out, bool coupled, Coupling&& coupling) const {
+double EisenstatDilu::apply(const double* u, double* out, bool coupled, Coupling&& coupling) const {
   backward(u);
   if (coupled) {
     const std::size_t n = static_cast<std::size_t>(n_) * B;
@@ -88,10 +89,9 @@ void EisenstatDilu::apply(const double* u, double* out, bool coupled, Coupling&&
     scale_coupling(z_.data(), z_.data());
     coupling(z_.data(), w_.data());
     unscale_coupling(w_.data());
-    forward(u, w_.data(), out);
-  } else {
-    forward(u, nullptr, out);
+    return forward(u, w_.data(), out);
   }
+  return forward(u, nullptr, out);
 }
 
 }  // namespace percussion::solvers
