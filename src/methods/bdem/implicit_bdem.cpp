@@ -414,8 +414,8 @@ double ImplicitBdem::evaluate(Want want) {
   return total;
 }
 
-double ImplicitBdem::energy_change() {
-  evaluate(Want::Energy);
+double ImplicitBdem::energy_change(Want want) {
+  evaluate(want);
   // Element by element: the difference of two large global sums would cancel at tight tolerances.
   double local = 0, total = 0;
   for (std::size_t k = 0; k < pair_energy_.size(); ++k) local += pair_energy_[k] - pair_energy_base_[k];
@@ -482,6 +482,9 @@ bool ImplicitBdem::minimise() {
   hessian_current_ = false;  // bonds may have broken since the last assembly
   const bool carry = matrix_carries(h);
   bool full_step = false, same_contacts = false;
+  // The line search's full step was evaluated with its gradient (not only its energy), and the state has not
+  // moved since: the next iteration's gradient evaluation is skipped.
+  bool gradient_at_state = false;
   double previous_res = 0;
   for (; iterations < scene_.implicit.max_iterations; ++iterations) {
     // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
@@ -499,7 +502,7 @@ bool ImplicitBdem::minimise() {
     double res = 0;
     bool lagged = false;
     if (gradient_first) {
-      evaluate(Want::Gradient);
+      if (!gradient_at_state) evaluate(Want::Gradient);
       res = residual();
       if (carried) {
         long changed = contacts_changed_;
@@ -630,17 +633,26 @@ bool ImplicitBdem::minimise() {
     const double alpha_cap = global[2] > 0 ? d_.r_max / global[2] : 1e300;
     double alpha = std::min(1.0, alpha_cap);
     bool accepted = false;
+    // A full step the next iteration will take only the gradient of (a predicted convergence, or a lagged
+    // Hessian) is evaluated with it at once: on the bonded scenes nearly every full step is accepted, and one
+    // pass over the pairs replaces two. (A refused one wasted the gradient's extra over the energy.)
+    const bool gradient_next =
+        alpha == 1.0 && (likely_converged || (newton && scene_.implicit.hessian_lag_contraction > 0 && hessian_current_));
     {
       ScopedPhase timer(timers_, Phase::LineSearch);
       double change = 0;
       for (int ls = 0; ls < kMaxBacktracks && !accepted; ++ls, alpha *= 0.5) {
         retract(alpha);
-        change = energy_change();
+        change = energy_change(ls == 0 && gradient_next ? Want::Gradient : Want::Energy);
         accepted = change <= kArmijo * alpha * global[0] || (-alpha * global[0] < noise && change < noise);
         if (accepted) break;
       }
-      if (accepted && alpha == 1.0 && cg_direction && scene_.implicit.line_search_extrapolation)
+      gradient_at_state = accepted && alpha == 1.0 && gradient_next;
+      if (accepted && alpha == 1.0 && cg_direction && scene_.implicit.line_search_extrapolation) {
+        const long tried = extrapolations_tried_;
         try_extrapolation(global[0], change, alpha_cap, alpha);
+        if (extrapolations_tried_ != tried) gradient_at_state = false;  // its trials evaluated other states
+      }
     }
     if (monitor_ && d_.rank == 0) std::fprintf(stderr, "  alpha %.3g\n", alpha);
     likely_converged = likely_converged && accepted && alpha == 1.0;
@@ -653,12 +665,14 @@ bool ImplicitBdem::minimise() {
     if (!accepted) {
       retract(0.0);
       ++line_search_failures_;
+      if (midpoint && gradient_next) evaluate(Want::Gradient);  // its refused full step wrote the midpoint's ∇V
       break;
     }
     if (d_.needs_rebuild(step_ + 1)) {
       d_.rebuild();
       prepare_matrix();
       hessian_current_ = false;
+      gradient_at_state = false;  // new pairs
       if (midpoint) d_.forward(p_n_, q_n_);  // x_n of the new ghosts
     }
   }

@@ -45,7 +45,8 @@ class ImplicitBdem final : public BdemMethod {
   enum class Want { Energy, Gradient, Hessian };
   void locate_pair_blocks();                // pair_position_ from the matrix pattern
   double evaluate(Want want);             // collective: Φ (and its reduced gradient / Hessian) at the current state
-  double energy_change();                 // collective: Φ(current) − Φ(base), summed element by element
+  // Collective: Φ(current) − Φ(base), summed element by element, from an evaluation of `want` (Energy or Gradient).
+  double energy_change(Want want = Want::Energy);
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
   // D = diag(h²/(m r) I3, h²/(1.6 m r²) I3) of a slot: the convergence test's units; scale_ holds it per slot.
   Eigen::Matrix<double, 6, 1> convergence_scale(std::size_t slot) const;
