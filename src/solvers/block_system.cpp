@@ -80,6 +80,28 @@ PetscErrorCode split_multiply(Mat op, Vec x, Vec y) {
 // couple ranks.
 PetscErrorCode zero_multiply(Mat, Vec, Vec y) { return VecSet(y, 0.0); }
 
+// Whether `ksp` (CG, with one of our preconditioners or none) may be run by our fused loops (fused_cg.hpp) instead
+// of KSPSolve: not when the options ask for another Krylov method, for PETSc's monitor or converged-reason view
+// under the KSP's prefix, or for -<system prefix>petsc_cg.
+bool fused_cg_allowed(KSP ksp, const std::string& system_prefix) {
+  KSPType type = nullptr;
+  petsc_check(KSPGetType(ksp, &type), "KSPGetType");
+  const char* own = nullptr;
+  petsc_check(KSPGetOptionsPrefix(ksp, &own), "KSPGetOptionsPrefix");
+  PetscBool monitor = PETSC_FALSE, reason = PETSC_FALSE, petsc = PETSC_FALSE, set = PETSC_FALSE;
+  petsc_check(PetscOptionsHasName(nullptr, own, "-ksp_monitor", &monitor), "PetscOptionsHasName");
+  petsc_check(PetscOptionsHasName(nullptr, own, "-ksp_converged_reason", &reason), "PetscOptionsHasName");
+  petsc_check(PetscOptionsGetBool(nullptr, system_prefix.c_str(), "-petsc_cg", &petsc, &set), "PetscOptionsGetBool");
+  return type && std::string(type) == KSPCG && !monitor && !reason && !petsc;
+}
+
+// The iteration limit of `ksp` (KSP's default, or -<prefix>ksp_max_it).
+PetscInt max_iterations(KSP ksp) {
+  PetscInt limit = 0;
+  petsc_check(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &limit), "KSPGetTolerances");
+  return limit;
+}
+
 bool is_type(Mat m, MatType sequential, MatType parallel) {
   PetscBool match = PETSC_FALSE;
   petsc_check(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(m), &match, sequential, parallel, ""),
@@ -103,9 +125,11 @@ void BlockSystem::destroy() {
   if (y_) VecDestroy(&y_);
   if (split_ksp_) KSPDestroy(&split_ksp_);
   if (split_op_) MatDestroy(&split_op_);
-  for (Vec* v : {&split_b_, &split_y_, &coupling_in_, &coupling_out_})
+  for (Vec* v : {&split_b_, &split_y_, &coupling_in_, &coupling_out_, &product_in_, &product_out_})
     if (*v) VecDestroy(v);
   built_ = false;
+  fused_icc_cg_ = fused_split_cg_ = fused_fallback_cg_ = false;
+  icc_assembly_ = -1;
 }
 
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
@@ -168,22 +192,16 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
     petsc_check(KSPSetOperators(split_ksp_, split_op_, split_op_), "KSPSetOperators");
     for (Vec* v : {&split_b_, &split_y_, &coupling_in_, &coupling_out_})
       petsc_check(VecDuplicate(y_, v), "VecDuplicate");
-    // Our fused CG (fused_cg.hpp) unless the options ask for another Krylov method or for PETSc's monitors.
-    KSPType type = nullptr;
-    petsc_check(KSPGetType(split_ksp_, &type), "KSPGetType");
-    PetscBool monitor = PETSC_FALSE, reason = PETSC_FALSE, petsc = PETSC_FALSE, set = PETSC_FALSE;
-    petsc_check(PetscOptionsHasName(nullptr, prefix_.c_str(), "-ksp_monitor", &monitor), "PetscOptionsHasName");
-    petsc_check(PetscOptionsHasName(nullptr, prefix_.c_str(), "-ksp_converged_reason", &reason), "PetscOptionsHasName");
-    petsc_check(PetscOptionsGetBool(nullptr, prefix_.c_str(), "-split_petsc_cg", &petsc, &set), "PetscOptionsGetBool");
-    fused_split_cg_ = type && std::string(type) == KSPCG && !monitor && !reason && !petsc;
-    split_max_iterations_ = 10000;  // KSP's default
-    petsc_check(PetscOptionsGetInt(nullptr, prefix_.c_str(), "-ksp_max_it", &split_max_iterations_, &set),
-                "PetscOptionsGetInt");
+    fused_split_cg_ = fused_cg_allowed(split_ksp_, prefix_);
   } else if (t == PCSHELL) {
     petsc_check(PCShellSetContext(pc, this), "PCShellSetContext");
     petsc_check(PCShellSetSetUp(pc, set_up_icc_shell), "PCShellSetSetUp");
     petsc_check(PCShellSetApply(pc, apply_shell<&BlockSystem::apply_icc>), "PCShellSetApply");
     petsc_check(PCShellSetName(pc, "block Jacobi, IC(0) blocks in single precision"), "PCShellSetName");
+    fused_icc_cg_ = fused_cg_allowed(ksp_, prefix_);
+  }
+  if (fused_icc_cg_ || eisenstat_) {  // the fused loops' product and fallback product go through these
+    petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
   }
   multigrid_ = t == PCGAMG || t == PCHYPRE || t == PCML;
   return first_row_;
@@ -288,6 +306,18 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
                                        bool refresh) {
   refresh = refresh || !built_;
   if (eisenstat_) return solve_split(rhs, solution, rtol, refresh);
+  if (fused_icc_cg_) {
+    // What KSPSolve's set-up of the shell preconditioner does: factor when asked to and the matrix changed.
+    const long shifted_before = block_shifted_;
+    if (refresh && icc_assembly_ != assemblies_) {
+      factor_icc(A_);
+      icc_assembly_ = assemblies_;
+    }
+    built_ = true;
+    Result r = run_fused(ksp_, rhs, solution, rtol, [this](const double* x, double* y) { icc_.apply(x, y); });
+    r.preconditioner_shifted = shifted_since(shifted_before);
+    return r;
+  }
   if (refresh && multigrid_) {
     if (P_) petsc_check(MatDestroy(&P_), "MatDestroy");
     if (!is_type(A_, MATSEQAIJ, MATMPIAIJ)) petsc_check(MatConvert(A_, MATAIJ, MAT_INITIAL_MATRIX, &P_), "MatConvert");
@@ -333,7 +363,7 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
     split_y_hat_.resize(n);
     dilu_.to_split(rhs.data(), split_b_hat_.data());
     const FusedCgResult cg = fused_cg(comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol,
-                                      split_max_iterations_, split_work_,
+                                      max_iterations(split_ksp_), cg_work_,
                                       [&](const double* p, double* q) { return apply_split(p, q); });
     dilu_.from_split(split_y_hat_.data(), solution.data());
     r.iterations = cg.iterations;
@@ -440,11 +470,44 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
       petsc_check(PCShellSetContext(pc, this), "PCShellSetContext");
       petsc_check(PCShellSetApply(pc, apply_shell<&BlockSystem::apply_block_jacobi>), "PCShellSetApply");
       petsc_check(PCShellSetName(pc, "point-block Jacobi"), "PCShellSetName");
+      fused_fallback_cg_ = fused_cg_allowed(fallback_, prefix_);
+      if (fused_fallback_cg_ && !product_in_)
+        petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
     }
   }
   if (!diagonal_inverted_) invert_diagonal();
+  if (fused_fallback_cg_)
+    return run_fused(fallback_, rhs, solution, rtol, [this](const double* x, double* y) { apply_block_jacobi(x, y); });
   petsc_check(KSPSetOperators(fallback_, A_, A_), "KSPSetOperators");
   return run(fallback_, rhs, solution, rtol);
+}
+
+void BlockSystem::multiply(const double* x, double* y) const {
+  // A's own MatMult (its local block's product is the single-precision one when attached), on the caller's arrays.
+  petsc_check(VecPlaceArray(product_in_, x), "VecPlaceArray");
+  petsc_check(VecPlaceArray(product_out_, y), "VecPlaceArray");
+  const PetscErrorCode error = MatMult(A_, product_in_, product_out_);
+  petsc_check(VecResetArray(product_out_), "VecResetArray");
+  petsc_check(VecResetArray(product_in_), "VecResetArray");
+  petsc_check(error, "MatMult");
+}
+
+template <class Precondition>
+BlockSystem::Result BlockSystem::run_fused(KSP ksp, std::span<const double> rhs, std::span<double> solution,
+                                           double rtol, Precondition&& precondition) {
+  const std::size_t n = rhs.size();
+  const FusedCgResult cg = fused_pcg(
+      comm_, n, rhs.data(), solution.data(), rtol, max_iterations(ksp), cg_work_,
+      [&](const double* p, double* q) {
+        multiply(p, q);
+        return local_dot(p, q, n);
+      },
+      precondition);
+  Result r{};
+  r.iterations = cg.iterations;
+  r.reason = static_cast<int>(cg.reason);
+  r.residual_norm = cg.residual_norm;
+  return r;
 }
 
 BlockSystem::Result BlockSystem::run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol) {

@@ -118,11 +118,18 @@ class BlockSystem {
   KSP split_ksp_ = nullptr;
   Mat split_op_ = nullptr;
   Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
-  // The split system is solved by fused_cg (fused_cg.hpp) unless the options ask for another Krylov method, for
-  // -<prefix>ksp_monitor or _converged_reason, or for -<prefix>split_petsc_cg: then by split_ksp_.
-  bool fused_split_cg_ = false;
-  PetscInt split_max_iterations_ = 10000;
-  std::vector<double> split_b_hat_, split_y_hat_, split_work_;
+  std::vector<double> split_b_hat_, split_y_hat_;
+  // Our fused CG loops (fused_cg.hpp) solve the split system, the IC(0)-preconditioned one and the point-block
+  // Jacobi fallback, unless the options ask for another Krylov method, a monitor or a converged-reason view, or
+  // -<prefix>petsc_cg: then their KSPs do. multiply() runs A's MatMult on the loops' arrays through these Vecs.
+  bool fused_split_cg_ = false, fused_icc_cg_ = false, fused_fallback_cg_ = false;
+  long icc_assembly_ = -1;  // the assembly IC(0) was last factored from
+  std::vector<double> cg_work_;
+  Vec product_in_ = nullptr, product_out_ = nullptr;
+  void multiply(const double* x, double* y) const;
+  template <class Precondition>
+  Result run_fused(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol,
+                   Precondition&& precondition);
   Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;

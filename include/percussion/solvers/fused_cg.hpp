@@ -1,9 +1,9 @@
 #pragma once
-// Unpreconditioned conjugate gradients from x = 0, stopping when |r| ≤ rtol |b| (2-norms), as PETSc's KSPCG with
-// PCNONE and the natural norm does, but with an iteration's vector work in two passes after the operator, where
-// KSPCG makes six (the identity preconditioner's copy, two dot products and three updates, through the
-// reference BLAS). For the Eisenstat split system (eisenstat_dilu.hpp), whose CG iterations are bound by memory
-// traffic: its sweeps read about as many bytes per row as KSPCG's vector work.
+// Conjugate gradients from x = 0, stopping when |r| ≤ rtol |b| (2-norms), as PETSc's KSPCG does (with PCNONE and
+// the natural norm, or a preconditioner and the unpreconditioned norm), but with an iteration's vector work in
+// fewer passes: x, r and rᵀr in one, p in another, where KSPCG makes a pass per operation through the reference
+// BLAS, whose dot products are one serial chain. For the Newton systems, whose CG iterations are bound by memory
+// traffic: on sparse matrices the vectors are as many bytes per row as the matrix.
 #include <mpi.h>
 #include <petscksp.h>
 
@@ -26,6 +26,24 @@ inline double local_dot(const double* x, const double* y, std::size_t n) {
   for (; i + 4 <= n; i += 4)
     for (std::size_t j = 0; j < 4; ++j) sum[j] += x[i + j] * y[i + j];
   for (; i < n; ++i) sum[0] += x[i] * y[i];
+  return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+}
+
+// x += αp, r −= αq in one pass, returning the local rᵀr of the new r (four partial sums, as local_dot).
+inline double cg_step(double* x, double* r, const double* p, const double* q, double alpha, std::size_t n) {
+  double sum[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (std::size_t j = 0; j < 4; ++j) {
+      x[i + j] += alpha * p[i + j];
+      r[i + j] -= alpha * q[i + j];
+      sum[j] += r[i + j] * r[i + j];
+    }
+  for (; i < n; ++i) {
+    x[i] += alpha * p[i];
+    r[i] -= alpha * q[i];
+    sum[0] += r[i] * r[i];
+  }
   return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
 
@@ -59,23 +77,7 @@ FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, double* x,
       return result;
     }
     const double alpha = rr / pq;
-    double next = 0;
-    {
-      double sum[4] = {0, 0, 0, 0};
-      std::size_t i = 0;
-      for (; i + 4 <= n; i += 4)
-        for (std::size_t j = 0; j < 4; ++j) {
-          x[i + j] += alpha * p[i + j];
-          r[i + j] -= alpha * q[i + j];
-          sum[j] += r[i + j] * r[i + j];
-        }
-      for (; i < n; ++i) {
-        x[i] += alpha * p[i];
-        r[i] -= alpha * q[i];
-        sum[0] += r[i] * r[i];
-      }
-      next = (sum[0] + sum[1]) + (sum[2] + sum[3]);
-    }
+    double next = cg_step(x, r, p, q, alpha, n);
     MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_DOUBLE, MPI_SUM, comm);
     ++result.iterations;
     result.residual_norm = std::sqrt(next);
@@ -90,6 +92,69 @@ FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, double* x,
     const double beta = next / rr;
     for (std::size_t i = 0; i < n; ++i) p[i] = r[i] + beta * p[i];
     rr = next;
+  }
+  result.reason = KSP_DIVERGED_ITS;
+  return result;
+}
+
+// Collective. Preconditioned CG: as fused_cg, with precondition(r, z) setting z = M⁻¹ r (M symmetric positive
+// definite; local to the rank or collective), and `work` resized to 4n. Stops on the true residual |r|, as
+// KSP_NORM_UNPRECONDITIONED; apply returns the local p·q as before. rᵀr and rᵀz are summed over the ranks together,
+// after the preconditioner, which is therefore applied once more at the last iteration than KSPCG does.
+template <class Apply, class Precondition>
+FusedCgResult fused_pcg(MPI_Comm comm, std::size_t n, const double* b, double* x, double rtol,
+                        PetscInt max_iterations, std::vector<double>& work, Apply&& apply,
+                        Precondition&& precondition) {
+  work.resize(4 * n);
+  double* r = work.data();
+  double* z = r + n;
+  double* p = z + n;
+  double* q = p + n;
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = 0;
+    r[i] = b[i];
+  }
+  precondition(static_cast<const double*>(r), z);
+  double sums[2] = {local_dot(r, r, n), local_dot(r, z, n)};  // rᵀr, rᵀz
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
+  FusedCgResult result;
+  result.residual_norm = std::sqrt(sums[0]);
+  if (sums[0] == 0) {
+    result.reason = KSP_CONVERGED_ATOL;
+    return result;
+  }
+  const double target = rtol * result.residual_norm;
+  double rz = sums[1];
+  for (std::size_t i = 0; i < n; ++i) p[i] = z[i];
+  while (result.iterations < max_iterations) {
+    if (!(rz > 0)) {  // global sums: the same decision on every rank
+      result.reason = rz < 0 ? KSP_DIVERGED_INDEFINITE_PC : std::isfinite(rz) ? KSP_CONVERGED_ATOL
+                                                                                 : KSP_DIVERGED_NANORINF;
+      return result;
+    }
+    double pq = apply(static_cast<const double*>(p), q);
+    MPI_Allreduce(MPI_IN_PLACE, &pq, 1, MPI_DOUBLE, MPI_SUM, comm);
+    if (!(pq > 0)) {
+      result.reason = std::isfinite(pq) ? KSP_DIVERGED_INDEFINITE_MAT : KSP_DIVERGED_NANORINF;
+      return result;
+    }
+    sums[0] = cg_step(x, r, p, q, rz / pq, n);
+    ++result.iterations;
+    precondition(static_cast<const double*>(r), z);
+    sums[1] = local_dot(r, z, n);
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
+    result.residual_norm = std::sqrt(sums[0]);
+    if (!std::isfinite(sums[0])) {
+      result.reason = KSP_DIVERGED_NANORINF;
+      return result;
+    }
+    if (result.residual_norm <= target) {
+      result.reason = KSP_CONVERGED_RTOL;
+      return result;
+    }
+    const double beta = sums[1] / rz;
+    for (std::size_t k = 0; k < n; ++k) p[k] = z[k] + beta * p[k];
+    rz = sums[1];
   }
   result.reason = KSP_DIVERGED_ITS;
   return result;
