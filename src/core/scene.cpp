@@ -208,7 +208,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
                                                        "step_cuts", "step_factor", "hessian", "fracture_rounds",
                                                        "fracture_cut_ratio", "reuse_preconditioner",
                                                        "hessian_lag_contraction",
-                                                       "line_search_extrapolation", "petsc_options"})) {
+                                                       "line_search_extrapolation", "contact_refresh",
+                                                       "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
@@ -229,6 +230,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
         c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));
     s.implicit.line_search_extrapolation =
         c->boolean_or("line_search_extrapolation", s.implicit.line_search_extrapolation);
+    s.implicit.contact_refresh = c->boolean_or("contact_refresh", s.implicit.contact_refresh);
     s.implicit.petsc_options = parse_petsc_options(*c, "petsc_options");
   }
 

@@ -225,7 +225,8 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   json doc = base_scene();
   doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
                          {"reuse_preconditioner", false},
-                         {"line_search_extrapolation", false}};
+                         {"line_search_extrapolation", false},
+                         {"contact_refresh", false}};
   const Scene s = parse_scene_text(doc.dump(), "t.json");
   using Option = std::pair<std::string, std::string>;
   const std::vector<Option> expected = {
@@ -235,6 +236,8 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.reuse_preconditioner);
   EXPECT_FALSE(s.implicit.line_search_extrapolation);
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_extrapolation);
+  EXPECT_FALSE(s.implicit.contact_refresh);
+  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.contact_refresh);
 }
 
 TEST(Scene, BadInputsAreReportedWithPointerAndReason) {

@@ -114,6 +114,10 @@ struct ImplicitControl {
   // After a full Newton step whose energy fell far less than its quadratic model predicted, try the minimiser of
   // the parabola along the step (up to 8x it); false keeps plain Armijo backtracking.
   bool line_search_extrapolation = true;
+  // A Newton iteration that needs a new matrix after an earlier one of the same step was assembled updates only
+  // the contacts' blocks (pairs and planes) and keeps the bonds' and the inertia's (lagged): contacts that open and
+  // close change the matrix outright, the bonds' blocks change little within a step. false assembles everything.
+  bool contact_refresh = true;
   // PETSc options for the step's linear solver, e.g. "-bdem_pc_type gamg" for the paper-size scenes; the
   // command line overrides them. Pairs of name (with its dash) and value ("" for a flag).
   std::vector<std::pair<std::string, std::string>> petsc_options;

@@ -233,6 +233,9 @@ double ImplicitBdem::evaluate(Want want) {
   std::vector<double>& c = d_.pair_contributions();
   // Which contacts touch, recorded at an assembly and compared at a gradient evaluation: a lagged Hessian is
   // kept only while the set is the same (a contact that opens or closes changes the matrix outright).
+  // A contact refresh (implicit.contact_refresh): the bonds and the inertia keep their blocks, the contacts'
+  // blocks change by what their Hessians changed since they were put in.
+  const bool refresh = want == Want::Hessian && contacts_only_;
   if (want == Want::Hessian) {
     contact_active_.assign(np, 0);
     planes_active_.assign(n, 0);
@@ -241,7 +244,11 @@ double ImplicitBdem::evaluate(Want want) {
   long contacts_changed = contact_active_.size() == np && planes_active_.size() == n ? 0 : 1;
   {
     ScopedPhase timer(timers_, Phase::Pairs);
-    if (want == Want::Hessian) system_.zero();
+    if (want == Want::Hessian && !refresh) system_.zero();
+    if (want == Want::Hessian && !refresh) {
+      pair_contact_hessian_.assign(np, Eigen::Matrix3d::Zero());
+      plane_contact_hessian_.assign(n, Eigen::Matrix3d::Zero());
+    }
     if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
     if (want == Want::Hessian) ghost_rows_.resize(np * kGhostRowWidth);  // only pairs with a ghost b are used
     // Owned rows go straight into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with
@@ -279,7 +286,7 @@ double ImplicitBdem::evaluate(Want want) {
           continue;
         }
         const physics::ReducedAt at{d_.q[p.a], d_.q[p.b], s};  // derivatives along the iterate
-        if (want == Want::Gradient) {
+        if (want == Want::Gradient || refresh) {
           physics::Reduced12 gradient;
           physics::bond_reduced_gradient(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, at, pair_energy_[k], gradient);
           std::copy_n(gradient.data(), 12, g);
@@ -312,10 +319,15 @@ double ImplicitBdem::evaluate(Want want) {
       // Inactive candidates insert zero blocks too: the first assembly drops slots never set, and the
       // pattern must hold every candidate until the next rebuild.
       if (want == Want::Hessian) {
+        // The pair's Hessian is [H −H; −H H] (manifold_contact.hpp); a refresh adds the change of H.
+        const Eigen::Matrix3d h_now = cp.hessian.topLeftCorner<3, 3>();
+        const Eigen::Matrix3d change = h_now - pair_contact_hessian_[k];
+        pair_contact_hessian_[k] = h_now;
+        if (refresh && change.isZero(0.0)) continue;
         Block6 block = Block6::Zero();
         for (int bi = 0; bi < 2; ++bi)
           for (int bj = 0; bj < 2; ++bj) {
-            block.topLeftCorner<3, 3>() = (s * s) * cp.hessian.block<3, 3>(3 * bi, 3 * bj);
+            block.topLeftCorner<3, 3>() = (bi == bj ? s * s : -s * s) * change;
             add(k, bi ? p.b : p.a, bj ? p.b : p.a, block);
           }
       }
@@ -346,7 +358,7 @@ double ImplicitBdem::evaluate(Want want) {
     if (d_.constraint[i] >= 0) {  // prescribed: fixed during the solve, zero gradient, identity block
       particle_energy_[i] = 0;
       gradient_[i].setZero();
-      if (want == Want::Hessian) {
+      if (want == Want::Hessian && !refresh) {
         const Block6 one = Block6::Identity();
         system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), one.data());
       }
@@ -357,6 +369,7 @@ double ImplicitBdem::evaluate(Want want) {
     double e = -m * scene_.gravity.dot(xe[i]);
     Vec6 g = Vec6::Zero();
     Block6 diag = Block6::Zero();
+    Eigen::Matrix3d plane_hessian = Eigen::Matrix3d::Zero();
     int planes = 0;
     for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
       geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
@@ -365,8 +378,12 @@ double ImplicitBdem::evaluate(Want want) {
         ++planes;
         e += pl.energy;
         g.head<3>() += s * pl.gradient;
-        diag.topLeftCorner<3, 3>() += (s * s) * pl.hessian;
+        plane_hessian += pl.hessian;
       });
+    if (want == Want::Hessian) {  // a refresh: the change since the blocks were put in
+      diag.topLeftCorner<3, 3>() = (s * s) * (plane_hessian - plane_contact_hessian_[i]);
+      plane_contact_hessian_[i] = plane_hessian;
+    }
     if (want == Want::Hessian) planes_active_[i] = planes;
     else if (!contacts_changed && planes_active_[i] != planes) contacts_changed = 1;
     if (want == Want::Energy) {
@@ -385,15 +402,17 @@ double ImplicitBdem::evaluate(Want want) {
     g.head<3>() += gp_[i] - s * m * scene_.gravity;
     g.tail<3>() += gy_[i];
     gradient_[i] = g;
-    if (want == Want::Hessian) {
-      diag.diagonal() += in.hessian_diag;
+    if (want == Want::Hessian && !(refresh && diag.isZero(0.0))) {
+      if (!refresh) diag.diagonal() += in.hessian_diag;
       diag = scale_[i].asDiagonal() * diag * scale_[i].asDiagonal();
       system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), diag.data());
     }
   }
   if (want == Want::Hessian) {
     system_.assemble();
-    ++hessian_assemblies_;
+    if (refresh) ++contact_refreshes_;
+    else ++hessian_assemblies_;
+    matrix_mixed_ = refresh;
     // What a checkpoint needs to assemble this matrix again (restore_matrix).
     matrix_state_.resize(kMatrixState * n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -485,6 +504,7 @@ bool ImplicitBdem::minimise() {
   // The line search's full step was evaluated with its gradient (not only its energy), and the state has not
   // moved since: the next iteration's gradient evaluation is skipped.
   bool gradient_at_state = false;
+  bool assembled_in_step = false;  // the matrix was assembled in full during this minimisation, on these pairs
   double previous_res = 0;
   for (; iterations < scene_.implicit.max_iterations; ++iterations) {
     // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
@@ -515,7 +535,11 @@ bool ImplicitBdem::minimise() {
       }
     }
     if (!gradient_first || (res >= tolerance && !lagged)) {
+      // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
+      contacts_only_ = newton && scene_.implicit.contact_refresh && assembled_in_step;
       evaluate(newton ? Want::Hessian : Want::Gradient);
+      contacts_only_ = false;
+      assembled_in_step = newton;
       res = residual();
       hessian_current_ = newton;
       matrix_assembled_ = newton;
@@ -673,6 +697,7 @@ bool ImplicitBdem::minimise() {
       prepare_matrix();
       hessian_current_ = false;
       gradient_at_state = false;  // new pairs
+      assembled_in_step = false;  // and a new matrix
       if (midpoint) d_.forward(p_n_, q_n_);  // x_n of the new ghosts
     }
   }
@@ -841,7 +866,7 @@ Observables ImplicitBdem::observables() {
 
 bool ImplicitBdem::matrix_carries(double h) const {
   // (A lag contraction of 0 assembles at every iteration: nothing carries either.)
-  long local = scene_.implicit.hessian_lag_contraction > 0 && matrix_assembled_ && matrix_h_ == h &&
+  long local = scene_.implicit.hessian_lag_contraction > 0 && matrix_assembled_ && !matrix_mixed_ && matrix_h_ == h &&
                matrix_rebuild_ == d_.rebuilds() && matrix_breaks_ == breaks_,
        global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_MIN, d_.comm);
@@ -903,6 +928,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
+          {"contact_refreshes", static_cast<double>(contact_refreshes_)},
           {"carried_hessians", static_cast<double>(carried_hessians_)},
           {"line_search_extrapolations", static_cast<double>(extrapolations_)},
           {"line_search_extrapolations_tried", static_cast<double>(extrapolations_tried_)},

@@ -98,6 +98,12 @@ class ImplicitBdem final : public BdemMethod {
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
+  long contact_refreshes_ = 0;
+  // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
+  // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
+  bool contacts_only_ = false;
+  bool matrix_mixed_ = false;  // the matrix holds blocks of two states: a restart could not rebuild it, so it never carries
+  std::vector<Eigen::Matrix3d> pair_contact_hessian_, plane_contact_hessian_;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
