@@ -244,8 +244,8 @@ double ImplicitBdem::evaluate(Want want) {
   long contacts_changed = contact_active_.size() == np && planes_active_.size() == n ? 0 : 1;
   {
     ScopedPhase timer(timers_, Phase::Pairs);
-    if (want == Want::Hessian && !refresh) system_.zero();
     if (want == Want::Hessian && !refresh) {
+      system_.zero();
       pair_contact_hessian_.assign(np, Eigen::Matrix3d::Zero());
       plane_contact_hessian_.assign(n, Eigen::Matrix3d::Zero());
     }
