@@ -102,6 +102,14 @@ PetscInt max_iterations(KSP ksp) {
   return limit;
 }
 
+BlockSystem::Result to_result(const FusedCgResult& cg) {
+  BlockSystem::Result r{};
+  r.iterations = cg.iterations;
+  r.reason = static_cast<int>(cg.reason);
+  r.residual_norm = cg.residual_norm;
+  return r;
+}
+
 bool is_type(Mat m, MatType sequential, MatType parallel) {
   PetscBool match = PETSC_FALSE;
   petsc_check(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(m), &match, sequential, parallel, ""),
@@ -199,9 +207,6 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
     petsc_check(PCShellSetApply(pc, apply_shell<&BlockSystem::apply_icc>), "PCShellSetApply");
     petsc_check(PCShellSetName(pc, "block Jacobi, IC(0) blocks in single precision"), "PCShellSetName");
     fused_icc_cg_ = fused_cg_allowed(ksp_, prefix_);
-  }
-  if (fused_icc_cg_ || eisenstat_) {  // the fused loops' product and fallback product go through these
-    petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
   }
   multigrid_ = t == PCGAMG || t == PCHYPRE || t == PCML;
   return first_row_;
@@ -366,9 +371,7 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
                                       max_iterations(split_ksp_), cg_work_,
                                       [&](const double* p, double* q) { return apply_split(p, q); });
     dilu_.from_split(split_y_hat_.data(), solution.data());
-    r.iterations = cg.iterations;
-    r.reason = static_cast<int>(cg.reason);
-    r.residual_norm = cg.residual_norm;
+    r = to_result(cg);
   } else {
     r = run_ksp(
         split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { dilu_.to_split(rhs.data(), b); },
@@ -471,8 +474,6 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
       petsc_check(PCShellSetApply(pc, apply_shell<&BlockSystem::apply_block_jacobi>), "PCShellSetApply");
       petsc_check(PCShellSetName(pc, "point-block Jacobi"), "PCShellSetName");
       fused_fallback_cg_ = fused_cg_allowed(fallback_, prefix_);
-      if (fused_fallback_cg_ && !product_in_)
-        petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
     }
   }
   if (!diagonal_inverted_) invert_diagonal();
@@ -495,19 +496,15 @@ void BlockSystem::multiply(const double* x, double* y) const {
 template <class Precondition>
 BlockSystem::Result BlockSystem::run_fused(KSP ksp, std::span<const double> rhs, std::span<double> solution,
                                            double rtol, Precondition&& precondition) {
+  if (!product_in_) petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
   const std::size_t n = rhs.size();
-  const FusedCgResult cg = fused_pcg(
+  return to_result(fused_pcg(
       comm_, n, rhs.data(), solution.data(), rtol, max_iterations(ksp), cg_work_,
       [&](const double* p, double* q) {
         multiply(p, q);
         return local_dot(p, q, n);
       },
-      precondition);
-  Result r{};
-  r.iterations = cg.iterations;
-  r.reason = static_cast<int>(cg.reason);
-  r.residual_norm = cg.residual_norm;
-  return r;
+      precondition));
 }
 
 BlockSystem::Result BlockSystem::run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol) {

@@ -121,7 +121,8 @@ class BlockSystem {
   std::vector<double> split_b_hat_, split_y_hat_;
   // Our fused CG loops (fused_cg.hpp) solve the split system, the IC(0)-preconditioned one and the point-block
   // Jacobi fallback, unless the options ask for another Krylov method, a monitor or a converged-reason view, or
-  // -<prefix>petsc_cg: then their KSPs do. multiply() runs A's MatMult on the loops' arrays through these Vecs.
+  // -<prefix>petsc_cg: then their KSPs do. multiply() runs A's MatMult on the loops' arrays through these Vecs
+  // (made at the first fused solve that multiplies by A).
   bool fused_split_cg_ = false, fused_icc_cg_ = false, fused_fallback_cg_ = false;
   long icc_assembly_ = -1;  // the assembly IC(0) was last factored from
   std::vector<double> cg_work_;

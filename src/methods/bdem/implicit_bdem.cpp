@@ -380,7 +380,7 @@ double ImplicitBdem::evaluate(Want want) {
         g.head<3>() += s * pl.gradient;
         plane_hessian += pl.hessian;
       });
-    if (want == Want::Hessian) {  // a refresh: the change since the blocks were put in
+    if (want == Want::Hessian) {  // the change since the blocks were put in (all of it after a full zero())
       diag.topLeftCorner<3, 3>() = (s * s) * (plane_hessian - plane_contact_hessian_[i]);
       plane_contact_hessian_[i] = plane_hessian;
     }
@@ -475,13 +475,12 @@ void ImplicitBdem::try_extrapolation(double slope, double change, double alpha_c
 
 double ImplicitBdem::residual() const {
   // The step each particle's gradient asks for, relative to its radius: h² M⁻¹ g / r (rotations: half-angles).
-  // (convergence_scale's factors, squared, and one square root at the end: this runs after every evaluation.)
-  const double h2 = h_ * h_;
+  // (Squared norms, and one square root at the end: this runs after every evaluation.)
   double local = 0, global = 0;
   for (std::size_t i = 0; i < d_.n_owned; ++i) {
     if (d_.constraint[i] >= 0) continue;
-    const double a = h2 / (d_.mass[i] * d_.radius[i]), b = a / (1.6 * d_.radius[i]);
-    local = std::max({local, a * a * gradient_[i].head<3>().squaredNorm(), b * b * gradient_[i].tail<3>().squaredNorm()});
+    const Eigen::Matrix<double, 6, 1> step = convergence_scale(i).cwiseProduct(gradient_[i]);
+    local = std::max({local, step.head<3>().squaredNorm(), step.tail<3>().squaredNorm()});
   }
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
   return std::sqrt(global);
