@@ -208,7 +208,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
                                                        "step_cuts", "step_factor", "hessian", "fracture_rounds",
                                                        "fracture_cut_ratio", "reuse_preconditioner",
                                                        "hessian_lag_contraction",
-                                                       "line_search_extrapolation", "contact_refresh",
+                                                       "line_search_extrapolation", "contact_refresh", "contact_normal",
                                                        "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
@@ -231,6 +231,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.line_search_extrapolation =
         c->boolean_or("line_search_extrapolation", s.implicit.line_search_extrapolation);
     s.implicit.contact_refresh = c->boolean_or("contact_refresh", s.implicit.contact_refresh);
+    s.implicit.contact_normal =
+        c->choice_or("contact_normal", s.implicit.contact_normal, {"predicted", "current"}, "contact_normal");
     s.implicit.petsc_options = parse_petsc_options(*c, "petsc_options");
   }
 

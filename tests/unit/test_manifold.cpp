@@ -341,6 +341,43 @@ TEST(ManifoldContact, SpherePairGradientHessianAndClamp) {
   EXPECT_NEAR(same.energy, 0.5 * k, 1e-14 * k);
 }
 
+// Along a fixed normal n the gap n·(p_j − p_i) − r_i − r_j is linear: the gradient and the Hessian k [n nᵀ −n nᵀ;
+// −n nᵀ n nᵀ] are exact (finite differences), the energy is convex, and it never lies below the penalty along the
+// centres' own direction (n·d ≤ |d|), which it equals when n is that direction.
+TEST(ManifoldContact, FixedNormalPairIsExactConvexAndBoundsThePenalty) {
+  Rng rng;
+  const double k = 7.0;
+  for (int n = 0; n < 20; ++n) {
+    const Vector3d pi = rng.vec(), dir = rng.vec().normalized();
+    const double ri = 0.5 + 0.1 * rng.uniform(rng.gen), rj = 0.4 + 0.1 * rng.uniform(rng.gen);
+    const double L = (ri + rj) * (0.8 + 0.15 * (rng.uniform(rng.gen) + 1.0) / 2.0);
+    const Vector3d pj = pi + L * dir;
+    const Vector3d normal = (dir + 0.1 * rng.vec()).normalized();  // a normal taken elsewhere
+    auto pack = [](const Vector3d& a, const Vector3d& b) { return (Vector6d() << a, b).finished(); };
+    auto at = [&](const Vector6d& x) { return contact_penalty_along(x.head<3>(), ri, x.tail<3>(), rj, k, normal); };
+    const Vector6d x = pack(pi, pj);
+    const PairReduced6 c = at(x);
+    ASSERT_TRUE(c.active);
+    const double gap = normal.dot(pj - pi) - ri - rj;
+    EXPECT_NEAR(c.energy, 0.5 * k * gap * gap, 1e-13 * k);
+    EXPECT_GE(c.energy, contact_penalty(pi, ri, pj, rj, k).energy);
+    EXPECT_NEAR(contact_penalty_along(pi, ri, pj, rj, k, dir).energy, contact_penalty(pi, ri, pj, rj, k).energy,
+                1e-13 * k);
+    const double h = 1e-6;
+    Vector6d fd;
+    Matrix6d fdH;
+    for (int a = 0; a < 6; ++a) {
+      const Vector6d e = h * Vector6d::Unit(a);
+      fd[a] = (at(x + e).energy - at(x - e).energy) / (2.0 * h);
+      fdH.col(a) = (at(x + e).gradient - at(x - e).gradient) / (2.0 * h);
+    }
+    EXPECT_LE((c.gradient - fd).lpNorm<Eigen::Infinity>(), 1e-8 * k);
+    EXPECT_LE((c.hessian - fdH).lpNorm<Eigen::Infinity>(), 1e-7 * k);
+    EXPECT_GE(Eigen::SelfAdjointEigenSolver<Matrix6d>(c.hessian).eigenvalues()[0], -1e-12 * k);
+    EXPECT_FALSE(at(pack(pi, pi + (ri + rj + 1e-3) * normal + 0.5 * normal.unitOrthogonal())).active);
+  }
+}
+
 TEST(ManifoldContact, PlaneGradientHessianAndActivation) {
   Rng rng;
   const double k = 11.0;

@@ -226,7 +226,8 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
                          {"reuse_preconditioner", false},
                          {"line_search_extrapolation", false},
-                         {"contact_refresh", false}};
+                         {"contact_refresh", false},
+                         {"contact_normal", "current"}};
   const Scene s = parse_scene_text(doc.dump(), "t.json");
   using Option = std::pair<std::string, std::string>;
   const std::vector<Option> expected = {
@@ -238,6 +239,8 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_extrapolation);
   EXPECT_FALSE(s.implicit.contact_refresh);
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.contact_refresh);
+  EXPECT_EQ(s.implicit.contact_normal, "current");
+  EXPECT_EQ(parse_scene_text(base_scene().dump(), "t.json").implicit.contact_normal, "predicted");
 }
 
 TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
@@ -313,6 +316,8 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/implicit", json{{"petsc_options", "-bdem_pc_type gamg hypre"}},
        "/implicit/petsc_options: expected PETSc options such as \"-bdem_pc_type gamg\", but \"hypre\" follows no"},
       {"/implicit", json{{"reuse_preconditioner", 1}}, "/implicit/reuse_preconditioner: expected"},
+      {"/implicit", json{{"contact_normal", "start"}},
+       "/implicit/contact_normal: unknown contact_normal 'start' (expected one of: predicted, current)"},
       {"/implicit", json{{"step_cuts", 21}}, "/implicit/step_cuts: must be"},
       {"/implicit", json{{"step_cuts", 1.5}}, "/implicit/step_cuts: expected"},
       {"/implicit", json{{"fracture_cut_ratio", 0.5}},

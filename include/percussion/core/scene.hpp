@@ -118,6 +118,11 @@ struct ImplicitControl {
   // the contacts' blocks (pairs and planes) and keeps the bonds' and the inertia's (lagged): contacts that open and
   // close change the matrix outright, the bonds' blocks change little within a step. false assembles everything.
   bool contact_refresh = true;
+  // Each contact pair's normal during a step's minimisation: "predicted" fixes it to the direction between the
+  // centres at the predictor x̂ (the gap is then linear in the positions, the contact energy convex and k n nᵀ
+  // its exact Hessian); "current" follows the iterate (the explicit integrator's penalty, whose Hessian is
+  // indefinite in contact and projected).
+  std::string contact_normal = "predicted";
   // PETSc options for the step's linear solver, e.g. "-bdem_pc_type gamg" for the paper-size scenes; the
   // command line overrides them. Pairs of name (with its dash) and value ("" for a flag).
   std::vector<std::pair<std::string, std::string>> petsc_options;

@@ -15,24 +15,10 @@ struct PairReduced6 {
   bool active;
 };
 
-// V = ½ k (L − r_i − r_j)², L = |p_j − p_i|, while L < r_i + r_j. The exact Hessian block is
-// k [d dᵀ + ((L − reach)/L)(I − d dᵀ)]; in contact (L − reach)/L < 0 makes it indefinite, and the analytic
-// PSD projection (as for stretch, notes §2.7/§2.9) clamps that factor to 0, leaving k d dᵀ.
-inline PairReduced6 contact_penalty(const Eigen::Vector3d& pi, double ri, const Eigen::Vector3d& pj, double rj,
-                                    double k) {
+namespace detail {
+// ½ k gap² of a touching pair (gap < 0) whose gap grows along d (from p_i to p_j) at unit rate per unit of p_j.
+inline PairReduced6 pair_penalty(double gap, const Eigen::Vector3d& d, double k) {
   PairReduced6 out;
-  out.energy = 0.0;
-  out.gradient.setZero();
-  out.hessian.setZero();
-  out.active = false;
-  const Eigen::Vector3d delta = pj - pi;
-  const double reach = ri + rj;
-  const double L2 = delta.squaredNorm();
-  if (!(L2 < reach * reach)) return out;
-  const double L = std::sqrt(L2);
-  // Coincident centres have no normal; any fixed direction keeps the pair's forces balanced.
-  const Eigen::Vector3d d = L > 0.0 ? Eigen::Vector3d(delta / L) : Eigen::Vector3d::UnitX();
-  const double gap = L - reach;  // < 0
   const Eigen::Vector3d gj = (k * gap) * d;
   const Eigen::Matrix3d H = k * (d * d.transpose());
   out.energy = 0.5 * k * gap * gap;
@@ -44,6 +30,39 @@ inline PairReduced6 contact_penalty(const Eigen::Vector3d& pi, double ri, const 
   out.hessian.bottomLeftCorner<3, 3>() = -H;
   out.active = true;
   return out;
+}
+
+inline PairReduced6 pair_apart() {
+  PairReduced6 out;
+  out.energy = 0.0;
+  out.gradient.setZero();
+  out.hessian.setZero();
+  out.active = false;
+  return out;
+}
+}  // namespace detail
+
+// V = ½ k (L − r_i − r_j)², L = |p_j − p_i|, while L < r_i + r_j. The exact Hessian block is
+// k [d dᵀ + ((L − reach)/L)(I − d dᵀ)]; in contact (L − reach)/L < 0 makes it indefinite, and the analytic
+// PSD projection (as for stretch, notes §2.7/§2.9) clamps that factor to 0, leaving k d dᵀ.
+inline PairReduced6 contact_penalty(const Eigen::Vector3d& pi, double ri, const Eigen::Vector3d& pj, double rj,
+                                    double k) {
+  const Eigen::Vector3d delta = pj - pi;
+  const double reach = ri + rj;
+  const double L2 = delta.squaredNorm();
+  if (!(L2 < reach * reach)) return detail::pair_apart();
+  const double L = std::sqrt(L2);
+  // Coincident centres have no normal; any fixed direction keeps the pair's forces balanced.
+  const Eigen::Vector3d d = L > 0.0 ? Eigen::Vector3d(delta / L) : Eigen::Vector3d::UnitX();
+  return detail::pair_penalty(L - reach, d, k);
+}
+
+// The same penalty on the gap along a fixed unit normal d (from p_i to p_j): g = d·(p_j − p_i) − r_i − r_j.
+// Linear in the positions, so V is convex and k d dᵀ is its exact Hessian.
+inline PairReduced6 contact_penalty_along(const Eigen::Vector3d& pi, double ri, const Eigen::Vector3d& pj, double rj,
+                                          double k, const Eigen::Vector3d& d) {
+  const double gap = d.dot(pj - pi) - (ri + rj);
+  return gap < 0.0 ? detail::pair_penalty(gap, d, k) : detail::pair_apart();
 }
 
 struct PlaneReduced3 {

@@ -59,7 +59,8 @@ std::vector<V> unflat(const std::vector<double>& d) {
 
 void Domain::write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
-                              const std::string& form, std::span<const double> newton_state) const {
+                              const std::string& form, std::span<const double> newton_state,
+                              int newton_width) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
   io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
@@ -102,7 +103,8 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
     const std::vector<std::int64_t> owner(n, rank);
     io::write_rows(g.id(), "owner", rows, n_global, std::span<const std::int64_t>(owner), 1);
     io::write_rows(g.id(), "rebuild_position", rows, n_global, flat(std::span<const Eigen::Vector3d>(x_ref_)), 3);
-    if (!newton_state.empty()) io::write_rows(g.id(), "newton_matrix_state", rows, n_global, newton_state, 18);
+    if (newton_width > 0)
+      io::write_rows(g.id(), "newton_matrix_state", rows, n_global, newton_state, newton_width);
   }
   {
     io::H5Group g = io::H5Group::create(root, "bonds");

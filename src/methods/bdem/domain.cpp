@@ -159,6 +159,12 @@ void Domain::forward(std::vector<double>& field) {
   halo_.forward({{field.data(), 1}});
 }
 
+void Domain::forward(std::vector<Eigen::Vector3d>& p) {
+  ScopedPhase timer(timers_, Phase::Halo);
+  p.resize(x.size());
+  halo_.forward({{flat(p), 3}});
+}
+
 void Domain::forward(std::vector<Eigen::Vector3d>& p, std::vector<Eigen::Vector4d>& q) {
   ScopedPhase timer(timers_, Phase::Halo);
   p.resize(x.size());

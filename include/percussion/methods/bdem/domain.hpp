@@ -69,6 +69,7 @@ class Domain {
 
   // Collective: ghost slots of a per-particle field (owned values filled in) receive their owners' values.
   void forward(std::vector<double>& field);
+  void forward(std::vector<Eigen::Vector3d>& p);
   void forward(std::vector<Eigen::Vector3d>& p, std::vector<Eigen::Vector4d>& q);
   // Per owned particle: how many partners it has among this rank's owned particles and elsewhere
   // (the block pattern of a pair-coupled matrix, fixed between rebuilds).
@@ -85,10 +86,12 @@ class Domain {
   Observables observables(double interaction_energy, long contacts) const;
   void write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const;
   // integrator/form name the writer (attributes "integrator", "form"): they say what force/torque hold.
-  // newton_state, if not empty, holds 18 numbers per owned particle (particles/newton_matrix_state).
+  // newton_width > 0 (the same on every rank): newton_state holds that many numbers per owned particle
+  // (particles/newton_matrix_state).
   void write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                         std::span<const Eigen::Vector3d> torque, const std::string& integrator,
-                        const std::string& form, std::span<const double> newton_state = {}) const;
+                        const std::string& form, std::span<const double> newton_state = {},
+                        int newton_width = 0) const;
 
   const Scene& scene;
   MPI_Comm comm;

@@ -61,6 +61,8 @@ class ImplicitBdem final : public BdemMethod {
   void solve_interval(double t, double h, int cuts_left);
   void predict(double t);                 // x̂ (midpoint: ẑ) over h_, prescribed particles moved, pairs ready
   void apply_friction();
+  void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
+  bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
@@ -98,7 +100,7 @@ class ImplicitBdem final : public BdemMethod {
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
-  long contact_refreshes_ = 0;
+  long contact_refreshes_ = 0, contact_normal_updates_ = 0;
   // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
   // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
   bool contacts_only_ = false;
@@ -109,14 +111,19 @@ class ImplicitBdem final : public BdemMethod {
   // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
   // contact opened or closed. Valid while no bond broke, no neighbour rebuild re-created it and the step is the
   // one it was assembled for. A checkpoint keeps the state it was assembled at (matrix_state_, per owned particle
-  // position, quaternion, predicted quaternion, step-start position and quaternion), so a restart assembles the
-  // same matrix and continues bit for bit.
-  static constexpr int kMatrixState = 18;
+  // position, quaternion, predicted quaternion, step-start position and quaternion, the position its contact
+  // normals were taken at), so a restart assembles the same matrix and continues bit for bit.
+  static constexpr int kMatrixState = 21;
   std::vector<double> matrix_state_;
   double matrix_h_ = 0;
   long matrix_rebuild_ = -1, matrix_breaks_ = -1, breaks_ = 0;  // breaks_: bonds this rank broke so far
   bool matrix_assembled_ = false;  // by Newton (not a gradient-only optimiser)
   bool preconditioner_of_matrix_ = false;  // the preconditioner was built from the assembled matrix
+  // implicit.contact_normal "predicted": per pair, the unit direction from a to b at normal_positions_ (per
+  // particle, owned and ghosts): the predictor at the start of a minimisation, then the iterate wherever a
+  // particle drifted a tenth of its radius from them (refresh_contact_normals).
+  bool predicted_normals_ = true;
+  std::vector<Eigen::Vector3d> normal_positions_, pair_normal_;
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
   long contacts_changed_ = 0;         // the last energy or gradient evaluation found another contact set (this rank)
