@@ -761,23 +761,27 @@ void ImplicitBdem::predict(double t) {
   else d_.refresh_ghosts();
   prepare_matrix();
   if (midpoint) d_.forward(p_n_, q_n_);  // the pair terms read x_n of ghosts too
-  if (predicted_normals_) {
-    normal_positions_.assign(p_hat_.begin(), p_hat_.begin() + static_cast<std::ptrdiff_t>(n));
+  if (predicted_normals_) {  // at the initial guess x̂
+    normal_positions_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) normal_positions_[i] = contact_position(i);
     take_contact_normals();
   }
+}
+
+Eigen::Vector3d ImplicitBdem::contact_position(std::size_t i) const {
+  return scene_.implicit.form == "midpoint" ? Eigen::Vector3d(0.5 * (d_.x[i] + p_n_[i])) : d_.x[i];
 }
 
 bool ImplicitBdem::refresh_contact_normals() {
   if (!predicted_normals_) return false;
   const std::size_t n = d_.n_owned;
-  const bool midpoint = scene_.implicit.form == "midpoint";
-  auto at = [&](std::size_t i) { return midpoint ? Eigen::Vector3d(0.5 * (d_.x[i] + p_n_[i])) : d_.x[i]; };
   long drifted = 0;
   for (std::size_t i = 0; i < n && !drifted; ++i)
-    if ((at(i) - normal_positions_[i]).squaredNorm() > std::pow(kNormalDrift * d_.radius[i], 2)) drifted = 1;
+    if ((contact_position(i) - normal_positions_[i]).squaredNorm() > std::pow(kNormalDrift * d_.radius[i], 2))
+      drifted = 1;
   MPI_Allreduce(MPI_IN_PLACE, &drifted, 1, MPI_LONG, MPI_MAX, d_.comm);
   if (!drifted) return false;
-  for (std::size_t i = 0; i < n; ++i) normal_positions_[i] = at(i);
+  for (std::size_t i = 0; i < n; ++i) normal_positions_[i] = contact_position(i);
   take_contact_normals();
   ++contact_normal_updates_;
   return true;
@@ -789,6 +793,7 @@ void ImplicitBdem::take_contact_normals() {
   // PSD projection drops, so Newton's model was far too stiff and its full steps removed 5-15 % of the residual.
   // Along a fixed normal the gap is linear, the energy convex and k n nᵀ its exact Hessian. Taken at x̂, not x_n:
   // nearer the step's end (drop_small's whole run with fixed normals: 266 Newton iterations from x̂, 346 from x_n).
+  // (The midpoint form evaluates the contacts at (x + x_n)/2, so its normals are taken there.)
   if (!predicted_normals_) return;
   d_.forward(normal_positions_);
   const std::size_t np = d_.pairs.size();
