@@ -715,8 +715,8 @@ TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
 
 // Line-search extrapolation: where a full Newton step lowered the energy far less than its quadratic model
 // predicted (the shattering ball's squeezed fragments, with contact normals that follow the iterate), the
-// parabola's minimiser is tried and kept when it is lower. Over drop_small's first 8 steps (7,900+ bonds break) it is taken, saves Newton iterations, and leaves
-// the same physics: broken bonds within 1 % and energy within 2 % of plain backtracking. (The two runs cut
+// parabola's minimiser is tried and kept when it is lower. Over drop_small's first 8 steps (7,900+ bonds break)
+// it is taken, saves Newton iterations, and leaves the same physics: broken bonds within 1 % and energy within 2 % of plain backtracking. (The two runs cut
 // different steps in half, 4 and 5 on one rank, so their time steps differ there and the states agree only that
 // far: 1.7 % in energy on one rank.)
 TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {

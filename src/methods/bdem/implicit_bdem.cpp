@@ -124,8 +124,8 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   // (A checkpoint of an earlier version holds fewer numbers per particle: its matrix is assembled afresh.)
   const bool has_matrix = model.newton_state.size() == static_cast<std::size_t>(kMatrixState) * model.radius.size();
-  if (has_matrix && model.written_by_integrator == "implicit" && model.written_by_form == scene_.implicit.form && model.time_step == dt_ &&
-      scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0)
+  if (has_matrix && model.written_by_integrator == "implicit" && model.written_by_form == scene_.implicit.form &&
+      model.time_step == dt_ && scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0)
     restore_matrix(model);  // what the interrupted run's next step keeps
   if (scene_.implicit.form != "midpoint") return;
   // The midpoint predictor needs ∇V at the previous step's midpoint; a checkpoint carries it. A fresh start has

@@ -63,7 +63,8 @@ class ImplicitBdem final : public BdemMethod {
   void apply_friction();
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
-  Eigen::Vector3d contact_position(std::size_t i) const;  // where the pair terms see owned particle i: x (midpoint: (x + x_n)/2)
+  // Where the pair terms see owned particle i: x (midpoint form: (x + x_n)/2).
+  Eigen::Vector3d contact_position(std::size_t i) const;
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
