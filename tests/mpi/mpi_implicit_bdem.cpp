@@ -55,6 +55,31 @@ Scene chain_scene(const std::string& form, double h) {
 const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
 
+// What a run leaves: positions and broken bonds (gathered), counters and observables, and its time.
+struct Outcome {
+  std::vector<double> x;
+  std::vector<std::int64_t> broken;
+  std::map<std::string, double> counters;
+  Observables final;
+  double time = 0;
+};
+
+// Runs the scene for `steps` steps, or to its end time when steps < 0.
+Outcome run(const Scene& scene, int steps = -1) {
+  ImplicitBdem m(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
+  if (steps < 0)
+    while (m.time() < scene.time.end - 1e-12) m.advance();
+  for (int s = 0; s < steps; ++s) m.advance();
+  return {positions(MPI_COMM_WORLD, m), broken_bonds(MPI_COMM_WORLD, m), m.counters(), m.observables(), m.time()};
+}
+
+// Two paths to the same minimisers: the same broken bonds (more than `broken`) and positions within 1e-7.
+void expect_same_minimisers(const Outcome& a, const Outcome& b, std::size_t broken) {
+  ASSERT_GT(b.broken.size(), broken);
+  EXPECT_EQ(a.broken, b.broken);
+  EXPECT_LE(max_rel_diff(a.x, b.x), 1e-7);
+}
+
 }  // namespace
 
 // Free block, conservative forces only: backward Euler never adds energy; momenta are conserved to the
@@ -608,24 +633,12 @@ TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
   Scene jacobi = base, dilu = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};  // falls back when its CG count blows up
-  std::vector<std::vector<double>> x;
-  std::vector<std::vector<std::int64_t>> broken;
-  std::vector<double> fallbacks;
-  for (const Scene* scene : std::vector<const Scene*>{&base, &jacobi, &dilu}) {
-    ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
-    while (m.time() < scene->time.end - 1e-12) m.advance();
-    x.push_back(positions(MPI_COMM_WORLD, m));
-    broken.push_back(broken_bonds(MPI_COMM_WORLD, m));
-    fallbacks.push_back(m.counters().at("point_block_jacobi_fallbacks"));
-  }
-  EXPECT_GT(fallbacks[0], 0);  // the fallback ran
-  EXPECT_EQ(fallbacks[1], 0);
-  ASSERT_GT(broken[0].size(), 100u);  // the rim chipped
-  EXPECT_EQ(broken[0], broken[1]);
-  EXPECT_LE(max_rel_diff(x[1], x[0]), 1e-7);
-  EXPECT_GT(fallbacks[2], 0);
-  EXPECT_EQ(broken[0], broken[2]);
-  EXPECT_LE(max_rel_diff(x[2], x[0]), 1e-7);
+  const Outcome a = run(base), b = run(jacobi), c = run(dilu);
+  EXPECT_GT(a.counters.at("point_block_jacobi_fallbacks"), 0);  // the fallback ran
+  EXPECT_EQ(b.counters.at("point_block_jacobi_fallbacks"), 0);
+  expect_same_minimisers(b, a, 100);  // the rim chipped
+  EXPECT_GT(c.counters.at("point_block_jacobi_fallbacks"), 0);
+  expect_same_minimisers(c, a, 100);
 }
 
 // A lagged Hessian (the matrix of an earlier Newton iteration kept while Newton contracts fast with it) only
@@ -639,22 +652,11 @@ TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
   Scene fresh = lagged;
   fresh.implicit.hessian_lag_contraction = 0;
   fresh.implicit.contact_refresh = false;
-  std::vector<std::vector<double>> x;
-  std::vector<std::vector<std::int64_t>> broken;
-  std::vector<std::map<std::string, double>> counters;
-  for (const Scene* scene : std::vector<const Scene*>{&lagged, &fresh}) {
-    ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
-    while (m.time() < scene->time.end - 1e-12) m.advance();
-    x.push_back(positions(MPI_COMM_WORLD, m));
-    broken.push_back(broken_bonds(MPI_COMM_WORLD, m));
-    counters.push_back(m.counters());
-  }
-  EXPECT_GT(counters[0].at("lagged_hessians"), 0);
-  EXPECT_EQ(counters[1].at("lagged_hessians"), 0);
-  EXPECT_LT(counters[0].at("hessian_assemblies"), 0.6 * counters[1].at("hessian_assemblies"));
-  ASSERT_GT(broken[1].size(), 5u);  // the crack started
-  EXPECT_EQ(broken[0], broken[1]);
-  EXPECT_LE(max_rel_diff(x[0], x[1]), 1e-7);
+  const Outcome a = run(lagged), b = run(fresh);
+  EXPECT_GT(a.counters.at("lagged_hessians"), 0);
+  EXPECT_EQ(b.counters.at("lagged_hessians"), 0);
+  EXPECT_LT(a.counters.at("hessian_assemblies"), 0.6 * b.counters.at("hessian_assemblies"));
+  expect_same_minimisers(a, b, 5);  // the crack started
 }
 
 // A contact refresh (the later Newton matrices of a step update only the contacts' blocks and keep the bonds'
@@ -667,22 +669,11 @@ TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
   refreshed.implicit.tolerance = 1e-8;
   Scene full = refreshed;
   full.implicit.contact_refresh = false;
-  std::vector<std::vector<double>> x;
-  std::vector<std::vector<std::int64_t>> broken;
-  std::vector<std::map<std::string, double>> counters;
-  for (const Scene* scene : std::vector<const Scene*>{&refreshed, &full}) {
-    ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
-    while (m.time() < scene->time.end - 1e-12) m.advance();
-    x.push_back(positions(MPI_COMM_WORLD, m));
-    broken.push_back(broken_bonds(MPI_COMM_WORLD, m));
-    counters.push_back(m.counters());
-  }
-  EXPECT_GT(counters[0].at("contact_refreshes"), 10);
-  EXPECT_EQ(counters[1].at("contact_refreshes"), 0);
-  EXPECT_LT(counters[0].at("hessian_assemblies"), 0.5 * counters[1].at("hessian_assemblies"));
-  ASSERT_GT(broken[1].size(), 100u);  // the rim chipped
-  EXPECT_EQ(broken[0], broken[1]);
-  EXPECT_LE(max_rel_diff(x[0], x[1]), 1e-7);
+  const Outcome a = run(refreshed), b = run(full);
+  EXPECT_GT(a.counters.at("contact_refreshes"), 10);
+  EXPECT_EQ(b.counters.at("contact_refreshes"), 0);
+  EXPECT_LT(a.counters.at("hessian_assemblies"), 0.5 * b.counters.at("hessian_assemblies"));
+  expect_same_minimisers(a, b, 100);  // the rim chipped
 }
 
 // A Newton matrix carried into the next step (its first iteration keeps the last step's matrix while no contact
@@ -726,23 +717,16 @@ TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {
   extrapolating.implicit.contact_normal = "current";  // the penalty whose projected Hessian is too stiff
   Scene plain = extrapolating;
   plain.implicit.line_search_extrapolation = false;
-  std::vector<std::map<std::string, double>> counters;
-  std::vector<Observables> final;
-  for (const Scene* scene : std::vector<const Scene*>{&extrapolating, &plain}) {
-    ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
-    for (int s = 0; s < 8; ++s) m.advance();
-    counters.push_back(m.counters());
-    final.push_back(m.observables());
-  }
-  EXPECT_GT(counters[0].at("line_search_extrapolations"), 10);
+  const Outcome a = run(extrapolating, 8), b = run(plain, 8);
+  EXPECT_GT(a.counters.at("line_search_extrapolations"), 10);
   // Some parabola minimisers would raise Φ (the line is not a parabola beyond the full step): they are refused.
-  EXPECT_LT(counters[0].at("line_search_extrapolations"), counters[0].at("line_search_extrapolations_tried"));
-  EXPECT_EQ(counters[1].at("line_search_extrapolations_tried"), 0);
-  EXPECT_LT(counters[0].at("newton_iterations"), 0.95 * counters[1].at("newton_iterations"));
-  ASSERT_GT(final[1].bonds_broken, 5000);
-  EXPECT_NEAR(static_cast<double>(final[0].bonds_broken), static_cast<double>(final[1].bonds_broken),
-              0.01 * static_cast<double>(final[1].bonds_broken));
-  EXPECT_NEAR(final[0].total, final[1].total, 0.02 * final[1].total);
+  EXPECT_LT(a.counters.at("line_search_extrapolations"), a.counters.at("line_search_extrapolations_tried"));
+  EXPECT_EQ(b.counters.at("line_search_extrapolations_tried"), 0);
+  EXPECT_LT(a.counters.at("newton_iterations"), 0.95 * b.counters.at("newton_iterations"));
+  ASSERT_GT(b.final.bonds_broken, 5000);
+  EXPECT_NEAR(static_cast<double>(a.final.bonds_broken), static_cast<double>(b.final.bonds_broken),
+              0.01 * static_cast<double>(b.final.bonds_broken));
+  EXPECT_NEAR(a.final.total, b.final.total, 0.02 * b.final.total);
 }
 
 // Contact normals fixed at the predictor (taken again once a particle drifted a tenth of its radius): the contact
@@ -758,37 +742,28 @@ TEST(ImplicitBdem, PredictedContactNormalsSaveNewtonIterations) {
   ASSERT_EQ(predicted.implicit.contact_normal, "predicted");  // the default
   Scene current = predicted;
   current.implicit.contact_normal = "current";
-  std::vector<std::map<std::string, double>> counters;
-  std::vector<Observables> final;
   constexpr int kSteps = 8;
-  double end_time = 0;
-  for (const Scene* scene : std::vector<const Scene*>{&predicted, &current}) {
-    ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
-    for (int s = 0; s < kSteps; ++s) m.advance();
-    counters.push_back(m.counters());
-    final.push_back(m.observables());
-    end_time = m.time();
-  }
+  const Outcome a = run(predicted, kSteps), b = run(current, kSteps);
   Scene explicit_scene = predicted;
   explicit_scene.integrator = "explicit";
   bdem::ExplicitBdem reference(explicit_scene, MPI_COMM_WORLD, bdem::model_from_scene(explicit_scene));
-  while (reference.time() < end_time - 1e-12) reference.advance();
+  while (reference.time() < a.time - 1e-12) reference.advance();
   const Observables expected = reference.observables();
 
-  EXPECT_GT(counters[0].at("contact_normal_updates"), 0);
-  EXPECT_EQ(counters[1].at("contact_normal_updates"), 0);
-  EXPECT_LT(counters[0].at("newton_iterations"), 0.7 * counters[1].at("newton_iterations"));
-  ASSERT_GT(final[1].bonds_broken, 5000);
-  EXPECT_NEAR(static_cast<double>(final[0].bonds_broken), static_cast<double>(final[1].bonds_broken),
-              0.02 * static_cast<double>(final[1].bonds_broken));
-  EXPECT_LT(final[0].total, expected.total);
-  EXPECT_LT(final[1].total, final[0].total);
+  EXPECT_GT(a.counters.at("contact_normal_updates"), 0);
+  EXPECT_EQ(b.counters.at("contact_normal_updates"), 0);
+  EXPECT_LT(a.counters.at("newton_iterations"), 0.7 * b.counters.at("newton_iterations"));
+  ASSERT_GT(b.final.bonds_broken, 5000);
+  EXPECT_NEAR(static_cast<double>(a.final.bonds_broken), static_cast<double>(b.final.bonds_broken),
+              0.02 * static_cast<double>(b.final.bonds_broken));
+  EXPECT_LT(a.final.total, expected.total);
+  EXPECT_LT(b.final.total, a.final.total);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0)
     std::printf("drop_small, %d steps: Newton iterations %g (predicted normals) against %g; energy %.6g against %.6g "
                 "(explicit %.6g); broken bonds %ld against %ld (explicit %ld)\n",
-                kSteps, counters[0].at("newton_iterations"), counters[1].at("newton_iterations"), final[0].total,
-                final[1].total, expected.total, static_cast<long>(final[0].bonds_broken),
-                static_cast<long>(final[1].bonds_broken), static_cast<long>(expected.bonds_broken));
+                kSteps, a.counters.at("newton_iterations"), b.counters.at("newton_iterations"), a.final.total,
+                b.final.total, expected.total, static_cast<long>(a.final.bonds_broken),
+                static_cast<long>(b.final.bonds_broken), static_cast<long>(expected.bonds_broken));
 }
