@@ -55,6 +55,12 @@ Scene chain_scene(const std::string& form, double h) {
 const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
 
+// A scene shipped in inputs/bdem/ (under $PERCUSSION_SOURCE_DIR, else the working directory).
+Scene shipped_scene(const std::string& name) {
+  const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
+  return parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/" + name);
+}
+
 // What a run leaves: positions and broken bonds (gathered), counters and observables, and its time.
 struct Outcome {
   std::vector<double> x;
@@ -627,8 +633,7 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
 // fallback (the rest of a time step after a shifted factorisation) reach the minimisers that scalar Jacobi
 // reaches.
 TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
-  const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  Scene base = parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/plate_drop_small.json");
+  Scene base = shipped_scene("plate_drop_small.json");
   base.implicit.tolerance = 1e-8;
   Scene jacobi = base, dilu = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
@@ -645,8 +650,7 @@ TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
 // changes the path: three-point bending through its crack reaches the same minimisers and breaks the same bonds
 // as assembling at every iteration, with fewer assemblies.
 TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
-  const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  Scene lagged = parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/three_point_bending_small.json");
+  Scene lagged = shipped_scene("three_point_bending_small.json");
   lagged.implicit.tolerance = 1e-8;
   lagged.time.end = 14 * *lagged.time.step;  // past the crack's start at step 9
   Scene fresh = lagged;
@@ -664,8 +668,7 @@ TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
 // reaches the same minimisers and breaks the same bonds as assembling in full, with fewer full assemblies. On 2
 // and 3 ranks the pairs across ranks send their blocks' changes to the owners as the full assembly sends blocks.
 TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
-  const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  Scene refreshed = parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/plate_drop_small.json");
+  Scene refreshed = shipped_scene("plate_drop_small.json");
   refreshed.implicit.tolerance = 1e-8;
   Scene full = refreshed;
   full.implicit.contact_refresh = false;
@@ -711,8 +714,7 @@ TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
 // different steps in half, 4 and 5 on one rank, so their time steps differ there and the states agree only that
 // far: 1.7 % in energy on one rank.)
 TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {
-  const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  Scene extrapolating = parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/drop_small.json");
+  Scene extrapolating = shipped_scene("drop_small.json");
   extrapolating.integrator = "implicit";
   extrapolating.implicit.contact_normal = "current";  // the penalty whose projected Hessian is too stiff
   Scene plain = extrapolating;
@@ -736,8 +738,7 @@ TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {
 // minimisers that backward Euler damped differently: the explicit run over the same time, the reference, keeps
 // the most energy, and the predicted normals' run is the nearer to it.
 TEST(ImplicitBdem, PredictedContactNormalsSaveNewtonIterations) {
-  const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  Scene predicted = parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/drop_small.json");
+  Scene predicted = shipped_scene("drop_small.json");
   predicted.integrator = "implicit";
   ASSERT_EQ(predicted.implicit.contact_normal, "predicted");  // the default
   Scene current = predicted;

@@ -115,6 +115,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
   predicted_normals_ = scene_.implicit.contact_normal == "predicted";
+  midpoint_contacts_ = scene_.implicit.form == "midpoint";
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
@@ -769,7 +770,7 @@ void ImplicitBdem::predict(double t) {
 }
 
 Eigen::Vector3d ImplicitBdem::contact_position(std::size_t i) const {
-  return scene_.implicit.form == "midpoint" ? Eigen::Vector3d(0.5 * (d_.x[i] + p_n_[i])) : d_.x[i];
+  return midpoint_contacts_ ? Eigen::Vector3d(0.5 * (d_.x[i] + p_n_[i])) : d_.x[i];
 }
 
 bool ImplicitBdem::refresh_contact_normals() {

@@ -125,6 +125,7 @@ class ImplicitBdem final : public BdemMethod {
   // particle, owned and ghosts): the predictor at the start of a minimisation, then the iterate wherever a
   // particle drifted a tenth of its radius from them (refresh_contact_normals).
   bool predicted_normals_ = true;
+  bool midpoint_contacts_ = false;  // the midpoint form: the pair terms see (x + x_n)/2 (contact_position)
   std::vector<Eigen::Vector3d> normal_positions_, pair_normal_;
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
