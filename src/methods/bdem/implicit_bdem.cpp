@@ -599,10 +599,11 @@ bool ImplicitBdem::minimise() {
       // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
       // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
       // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
-      // factorisation, a D-ILU split solve that needed many CG iterations (D-ILU never shifts there, it just
-      // helps little), or a CG breakdown with another preconditioner, the step's later iterations, whose
+      // factorisation, a freshly factored D-ILU split solve that needed many CG iterations (D-ILU never shifts
+      // there, it just helps little), or a CG breakdown with another preconditioner, the step's later iterations, whose
       // matrices differ little, go to point-block Jacobi at once.
       solvers::BlockSystem::Result result{};
+      const long fallbacks_before = fallback_solves_;
       auto solve_block_jacobi = [&]() {
         rtol = forcing(kFallbackForcingCap);
         result = system_.solve_block_jacobi(rhs, y, rtol);
@@ -613,11 +614,16 @@ bool ImplicitBdem::minimise() {
       if (block_jacobi_this_step) {
         solve_block_jacobi();
       } else {
-        result = system_.solve(rhs, y, rtol, refresh);
+        // A lagged preconditioner's solve stops at three times the fresh one's CG iterations plus 30: past that
+        // the matrix has moved away from it (on the broken beam_stretch, contacts closing made lagged D-ILU solves
+        // spike to 105-480 iterations against 12-50), and a fresh one is cheaper than finishing.
+        const PetscInt cap = refresh ? 0 : 3 * fresh_krylov_ + 30;
+        result = system_.solve(rhs, y, rtol, refresh, cap);
         krylov_iterations_ += result.iterations;
-        // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after
-        // contacts changed) is rebuilt and the system solved again.
+        // A lagged preconditioner that failed or reached the cap (or e.g. a multigrid smoother's stale eigenvalue
+        // bounds after contacts changed) is rebuilt and the system solved again.
         if (!refresh && result.reason < 0) {
+          if (result.iterations >= cap) ++capped_solves_;
           set_rigid_modes_if_multigrid();
           refresh = true;
           result = system_.solve(rhs, y, rtol, refresh);
@@ -631,7 +637,9 @@ bool ImplicitBdem::minimise() {
       last_krylov_ = result.iterations;
       if (refresh || iterations == 0) fresh_krylov_ = result.iterations;  // (a carried one: this step's reference)
       if (refresh) preconditioner_of_matrix_ = true;
-      if (monitor_ && d_.rank == 0) std::fprintf(stderr, "  krylov %d\n", static_cast<int>(result.iterations));
+      if (monitor_ && d_.rank == 0)
+        std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations),
+                     fallback_solves_ > fallbacks_before ? " (point-block Jacobi)" : refresh ? " (fresh preconditioner)" : "");
       for (std::size_t i = 0; i < n; ++i)
         for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * i + k];
     } else {
@@ -985,6 +993,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"point_block_jacobi_fallbacks", static_cast<double>(fallback_solves_)},
+          {"capped_lagged_solves", static_cast<double>(capped_solves_)},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
