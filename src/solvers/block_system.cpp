@@ -391,7 +391,6 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
         [&](const double* y) { dilu_.from_split(y, solution.data()); });
   }
   r.preconditioner_shifted = shifted_since(shifted_before);
-  r.preconditioner_weak = refresh && r.iterations > Result::kWeakSplitIterations;
   return r;
 }
 

@@ -646,20 +646,6 @@ TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
   expect_same_minimisers(c, a, 100);
 }
 
-// At 100 times the critical step the stretched beam's freshly factored D-ILU needs over 60 CG iterations; the
-// rest of such a step goes to point-block Jacobi, and the run reaches IC(0)'s minimisers.
-TEST(ImplicitBdem, WeakDiluFallsBackToTheSameMinimisers) {
-  Scene dilu = shipped_scene("beam_stretch_small.json");
-  dilu.integrator = "implicit";
-  dilu.implicit.step_factor = 100;
-  dilu.implicit.tolerance = 1e-8;
-  Scene icc = dilu;
-  icc.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}};
-  const Outcome a = run(dilu, 3), b = run(icc, 3);
-  EXPECT_GT(a.counters.at("point_block_jacobi_fallbacks"), 0);
-  EXPECT_EQ(b.counters.at("point_block_jacobi_fallbacks"), 0);
-  expect_same_minimisers(a, b, 100);
-}
 
 // A lagged Hessian (the matrix of an earlier Newton iteration kept while Newton contracts fast with it) only
 // changes the path: three-point bending through its crack reaches the same minimisers and breaks the same bonds

@@ -69,11 +69,6 @@ class BlockSystem {
     int reason;
     double residual_norm;
     bool preconditioner_shifted = false;  // this solve factored IC(0) or D-ILU, and it needed a diagonal shift
-    // A D-ILU split solve with freshly factored pivots that needed more than kWeakSplitIterations CG iterations:
-    // D-ILU never shifts, it just helps little, so this is the sign to switch (beam_stretch_small at 100 times
-    // the critical step: 77-81). A lagged one's count says more about the pivots' age than the matrix.
-    bool preconditioner_weak = false;
-    static constexpr PetscInt kWeakSplitIterations = 60;
   };
   // Collective. rhs and solution hold bs values per owned row. With refresh false the preconditioner of the
   // last refresh is kept although the matrix changed (lagged: Newton iterations of one time step), which

@@ -599,9 +599,9 @@ bool ImplicitBdem::minimise() {
       // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
       // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
       // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
-      // factorisation, a freshly factored D-ILU split solve that needed many CG iterations (D-ILU never shifts
-      // there, it just helps little), or a CG breakdown with another preconditioner, the step's later iterations, whose
-      // matrices differ little, go to point-block Jacobi at once.
+      // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
+      // differ little, go to point-block Jacobi at once. (D-ILU never shifts; sending its slow solves there as
+      // well cost more than it saved once its lagged solves were capped, see docs/scenes.md.)
       solvers::BlockSystem::Result result{};
       const long fallbacks_before = fallback_solves_;
       auto solve_block_jacobi = [&]() {
@@ -630,7 +630,7 @@ bool ImplicitBdem::minimise() {
           krylov_iterations_ += result.iterations;
         }
         if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_block_jacobi();
-        else if (result.preconditioner_shifted || result.preconditioner_weak) block_jacobi_this_step = true;
+        else if (result.preconditioner_shifted) block_jacobi_this_step = true;
       }
       // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
       likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
