@@ -102,14 +102,6 @@ PetscInt max_iterations(KSP ksp) {
   return limit;
 }
 
-}  // namespace
-
-PetscInt BlockSystem::iteration_limit(KSP ksp) const {
-  const PetscInt limit = max_iterations(ksp);
-  return iteration_cap_ > 0 ? std::min(limit, iteration_cap_) : limit;
-}
-
-namespace {
 BlockSystem::Result to_result(const FusedCgResult& cg) {
   BlockSystem::Result r{};
   r.iterations = cg.iterations;
@@ -316,13 +308,8 @@ void BlockSystem::set_near_nullspace(std::span<const double> modes, int count) {
 }
 
 BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<double> solution, double rtol,
-                                       bool refresh, PetscInt cap) {
+                                       bool refresh) {
   refresh = refresh || !built_;
-  iteration_cap_ = cap;
-  struct Uncap {
-    PetscInt& cap;
-    ~Uncap() { cap = 0; }
-  } uncap{iteration_cap_};
   if (eisenstat_) return solve_split(rhs, solution, rtol, refresh);
   if (fused_icc_cg_) {
     // What KSPSolve's set-up of the shell preconditioner does: factor when asked to and the matrix changed.
@@ -381,7 +368,7 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
     split_y_hat_.resize(n);
     dilu_.to_split(rhs.data(), split_b_hat_.data());
     const FusedCgResult cg = fused_cg(comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol,
-                                      iteration_limit(split_ksp_), cg_work_,
+                                      max_iterations(split_ksp_), cg_work_,
                                       [&](const double* p, double* q) { return apply_split(p, q); });
     dilu_.from_split(split_y_hat_.data(), solution.data());
     r = to_result(cg);
@@ -511,7 +498,7 @@ BlockSystem::Result BlockSystem::run_fused(KSP ksp, std::span<const double> rhs,
   if (!product_in_) petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
   const std::size_t n = rhs.size();
   return to_result(fused_pcg(
-      comm_, n, rhs.data(), solution.data(), rtol, iteration_limit(ksp), cg_work_,
+      comm_, n, rhs.data(), solution.data(), rtol, max_iterations(ksp), cg_work_,
       [&](const double* p, double* q) {
         multiply(p, q);
         return local_dot(p, q, n);
@@ -532,11 +519,8 @@ BlockSystem::Result BlockSystem::run_ksp(KSP ksp, Vec b, Vec y, double rtol, Loa
   load(bb);
   petsc_check(VecRestoreArray(b, &bb), "VecRestoreArray");
   petsc_check(VecSet(y, 0.0), "VecSet");  // CG from zero keeps the slope of the line search negative
-  const PetscInt limit = max_iterations(ksp);
-  petsc_check(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(ksp)), "KSPSetTolerances");
-  const PetscErrorCode error = KSPSolve(ksp, b, y);
-  petsc_check(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, limit), "KSPSetTolerances");
-  petsc_check(error, "KSPSolve");
+  petsc_check(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
+  petsc_check(KSPSolve(ksp, b, y), "KSPSolve");
   Result r{};
   KSPConvergedReason reason;
   petsc_check(KSPGetConvergedReason(ksp, &reason), "KSPGetConvergedReason");

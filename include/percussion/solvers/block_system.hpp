@@ -73,10 +73,7 @@ class BlockSystem {
   // Collective. rhs and solution hold bs values per owned row. With refresh false the preconditioner of the
   // last refresh is kept although the matrix changed (lagged: Newton iterations of one time step), which
   // saves its set-up; the first solve after preallocate() always builds it.
-  // A positive `cap` stops this solve after at most that many iterations (a lagged preconditioner's solve that
-  // would rather be redone with a fresh one).
-  Result solve(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh = true,
-               PetscInt cap = 0);
+  Result solve(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh = true);
   // Collective. The same system by CG with point-block Jacobi (bs×bs diagonal blocks inverted), which stays
   // SPD where an incomplete factorisation breaks down; options under `prefix`fallback_.
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
@@ -148,8 +145,6 @@ class BlockSystem {
   bool diagonal_inserted_ = false;  // assemble() has put diagonal_ into the matrix since zero()
   bool diagonal_inverted_ = false;  // diagonal_inverse_ is up to date
   void invert_diagonal();
-  PetscInt iteration_cap_ = 0;                // of the solve in progress (0: none)
-  PetscInt iteration_limit(KSP ksp) const;  // KSP's own limit, or the cap when lower
   Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
   // CG from zero on b (filled by load(b's array)) to rtol; store(y's array) takes the solution.
   template <class Load, class Store>

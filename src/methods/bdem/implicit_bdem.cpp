@@ -436,6 +436,7 @@ double ImplicitBdem::evaluate(Want want) {
     }
   }
   contacts_changed_ = contacts_changed;
+  if (contacts_changed) ++contact_set_changes_;
   if (want != Want::Energy) energy_noise_ = noise;
   double local = 0, total = 0;
   for (double e : pair_energy_) local += e;
@@ -589,8 +590,18 @@ bool ImplicitBdem::minimise() {
       // A carried matrix keeps the preconditioner built from it; not a multigrid's, whose near-nullspace was taken
       // at the state of its set-up, which a restart does not have.
       const bool carried_pc = carried && lagged && preconditioner_of_matrix_ && !system_.multigrid();
+      // A contact that opened or closed since the preconditioner was built (counted from this step's first
+      // evaluation on, so that a restart takes the same path) changes the matrix outright: on the broken
+      // beam_stretch, lagged D-ILU solves spiked to 105-480 CG iterations against 12-50 as contacts closed;
+      // rebuilding then took the run from 8,259 CG iterations to 4,418. Not a multigrid, whose set-up costs more
+      // than the iterations it saves (chocolate_drop_small with GAMG: 66 G instructions against 45 G).
+      if (iterations == 0) preconditioner_contact_changes_ = contact_set_changes_;
+      int contacts_moved =
+          !system_.multigrid() && iterations > 0 && contact_set_changes_ != preconditioner_contact_changes_ ? 1 : 0;
+      MPI_Allreduce(MPI_IN_PLACE, &contacts_moved, 1, MPI_INT, MPI_MAX, d_.comm);
       bool refresh = !scene_.implicit.reuse_preconditioner || (iterations == 0 && !carried_pc) ||
-                     !system_.has_preconditioner() || (iterations > 0 && last_krylov_ > 2 * fresh_krylov_ + 10);
+                     !system_.has_preconditioner() || contacts_moved ||
+                     (iterations > 0 && last_krylov_ > 2 * fresh_krylov_ + 10);
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), but no tighter than what reaches the tolerance.
       auto forcing = [&](double cap) { return std::min(cap, std::max(std::sqrt(res), 0.1 * tolerance / res)); };
@@ -601,7 +612,7 @@ bool ImplicitBdem::minimise() {
       // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
       // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
       // differ little, go to point-block Jacobi at once. (D-ILU never shifts; sending its slow solves there as
-      // well cost more than it saved once its lagged solves were capped, see docs/scenes.md.)
+      // well cost more than it saved once its preconditioner was rebuilt on contact changes, see docs/scenes.md.)
       solvers::BlockSystem::Result result{};
       const long fallbacks_before = fallback_solves_;
       auto solve_block_jacobi = [&]() {
@@ -614,16 +625,11 @@ bool ImplicitBdem::minimise() {
       if (block_jacobi_this_step) {
         solve_block_jacobi();
       } else {
-        // A lagged preconditioner's solve stops at three times the fresh one's CG iterations plus 30: past that
-        // the matrix has moved away from it (on the broken beam_stretch, contacts closing made lagged D-ILU solves
-        // spike to 105-480 iterations against 12-50), and a fresh one is cheaper than finishing.
-        const PetscInt cap = refresh ? 0 : 3 * fresh_krylov_ + 30;
-        result = system_.solve(rhs, y, rtol, refresh, cap);
+        result = system_.solve(rhs, y, rtol, refresh);
         krylov_iterations_ += result.iterations;
-        // A lagged preconditioner that failed or reached the cap (or e.g. a multigrid smoother's stale eigenvalue
-        // bounds after contacts changed) is rebuilt and the system solved again.
+        // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after
+        // contacts changed) is rebuilt and the system solved again.
         if (!refresh && result.reason < 0) {
-          if (result.iterations >= cap) ++capped_solves_;
           set_rigid_modes_if_multigrid();
           refresh = true;
           result = system_.solve(rhs, y, rtol, refresh);
@@ -637,6 +643,7 @@ bool ImplicitBdem::minimise() {
       last_krylov_ = result.iterations;
       if (refresh || iterations == 0) fresh_krylov_ = result.iterations;  // (a carried one: this step's reference)
       if (refresh) preconditioner_of_matrix_ = true;
+      if (refresh) preconditioner_contact_changes_ = contact_set_changes_;
       if (monitor_ && d_.rank == 0)
         std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations),
                      fallback_solves_ > fallbacks_before ? " (point-block Jacobi)" : refresh ? " (fresh preconditioner)" : "");
@@ -993,7 +1000,6 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"point_block_jacobi_fallbacks", static_cast<double>(fallback_solves_)},
-          {"capped_lagged_solves", static_cast<double>(capped_solves_)},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},

@@ -101,7 +101,7 @@ class ImplicitBdem final : public BdemMethod {
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
-  long fallback_solves_ = 0, capped_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
+  long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
   long contact_refreshes_ = 0, contact_normal_updates_ = 0;
   // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
   // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
@@ -129,6 +129,9 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Vector3d> normal_positions_, pair_normal_;
   std::vector<char> contact_active_;  // per pair, at the last assembly
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
+  // Evaluations that found another contact set than the one before (this rank), and their count when the
+  // preconditioner was last built or the step's minimisation began.
+  long contact_set_changes_ = 0, preconditioner_contact_changes_ = 0;
   long contacts_changed_ = 0;         // the last energy or gradient evaluation found another contact set (this rank)
   long steps_run_ = 0;
 };
