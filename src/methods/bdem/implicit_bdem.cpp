@@ -644,9 +644,12 @@ bool ImplicitBdem::minimise() {
       if (refresh || iterations == 0) fresh_krylov_ = result.iterations;  // (a carried one: this step's reference)
       if (refresh) preconditioner_of_matrix_ = true;
       if (refresh) preconditioner_contact_changes_ = contact_set_changes_;
-      if (monitor_ && d_.rank == 0)
-        std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations),
-                     fallback_solves_ > fallbacks_before ? " (point-block Jacobi)" : refresh ? " (fresh preconditioner)" : "");
+      if (monitor_ && d_.rank == 0) {
+        const char* how = fallback_solves_ > fallbacks_before ? " (point-block Jacobi)"
+                          : refresh                           ? " (fresh preconditioner)"
+                                                              : "";
+        std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations), how);
+      }
       for (std::size_t i = 0; i < n; ++i)
         for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * i + k];
     } else {
