@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build Release, stretch a small bonded beam until it breaks on 2 MPI ranks, summarise the output
+# Build Release, snap a small bonded beam by pulling one end fast on 2 MPI ranks, summarise the output
 # and plot its energies, momenta and broken bonds.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -7,8 +7,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/setup.sh"
 cd "$root"
 
-scene=inputs/bdem/beam_stretch_small.json
-out=out/beam_stretch_small
+scene=inputs/bdem/beam_snap_small.json
+out=out/beam_snap_small
 
 percussion_build build Release
 

@@ -1,7 +1,7 @@
 # Every kind of bad input: exit code 2, one message naming the file and the JSON path, nothing written.
 source "$(dirname "$0")/../support/cli_common.sh"
 
-good=$INPUTS/bdem/beam_stretch_small.json
+good=$INPUTS/bdem/beam_snap_small.json
 # mutate JQ-like: python would be simplest, but tests must not depend on it; use sed on a compact copy.
 scene() { echo "$1" > "$SCRATCH/s.json"; echo "$SCRATCH/s.json"; }
 base='{"method":"bdem","materials":[{"name":"m","density":1000,"youngs_modulus":1e7,"tensile_strength":3e4}],

@@ -1,6 +1,6 @@
 # Restart half-way: bit-identical on the same rank count, equal to round-off on another; 1, 2, 3 ranks agree.
 source "$(dirname "$0")/../support/cli_common.sh"
-scene=$INPUTS/bdem/beam_stretch_small.json
+scene=$INPUTS/bdem/beam_snap_small.json
 run() { local np=$1; shift; "$MPIEXEC" -n "$np" "$PERCUSSION" run "$scene" "$@" > "$SCRATCH/log.$np.$RANDOM" 2>&1; }
 
 run 2 --out "$SCRATCH/full2" --steps 616

@@ -1,6 +1,6 @@
 # SIGTERM (SLURM's warning) mid-run: a valid checkpoint, exit 75, and a restart that finishes the run.
 source "$(dirname "$0")/../support/cli_common.sh"
-scene=$INPUTS/bdem/beam_stretch_small.json
+scene=$INPUTS/bdem/beam_snap_small.json
 out=$SCRATCH/run
 
 # interrupt SIGNAL OUTDIR LOG CMD...: start CMD in the background, wait until it is stepping (its first frame

@@ -457,6 +457,21 @@ TEST(Trajectory, ResumeDropsLaterFramesAndContinues) {
   check_frame(file.id(), 2, 0, n);  // the continued frame
   file.close();
 
+  // Frames are appended to the .xdmf in place; a resumed writer writes it whole: the two texts agree.
+  auto xdmf_text = [&] {
+    std::ifstream in(tmp / "out/trajectory.xdmf");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string appended = world_rank() == 0 ? xdmf_text() : "";
+  { TrajectoryWriter rewritten(MPI_COMM_WORLD, tmp / "out", n, /*resume_step=*/100); }
+  if (world_rank() == 0) {
+    EXPECT_EQ(xdmf_text(), appended);
+    EXPECT_NE(appended.find("frame_000002"), std::string::npos);
+    EXPECT_EQ(appended.find("frame_000003"), std::string::npos);
+  }
+
   // A wrong particle count is a user error naming the file; resuming in an empty dir starts fresh.
   EXPECT_TRUE(throws_input_error_naming([&] { TrajectoryWriter(MPI_COMM_WORLD, tmp / "out", n + 1, 10); },
                                         "trajectory.h5"));

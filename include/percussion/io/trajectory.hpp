@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <ios>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,9 @@ class TrajectoryWriter {
   };
   void start_new();
   void resume(long resume_step);
-  void write_xdmf() const;  // rank 0 only
+  std::string frame_xdmf(std::size_t index) const;
+  void write_xdmf();   // rank 0 only: the whole file, written then renamed
+  void append_xdmf();  // rank 0 only: the newest frame, written over the closing tags
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -77,6 +80,7 @@ class TrajectoryWriter {
   std::string xdmf_path_;
   std::int64_t n_particles_;
   std::vector<FrameRecord> frames_;
+  std::streamoff xdmf_tail_ = -1;  // where the XDMF file's closing tags start (rank 0; -1: not written)
 };
 
 }  // namespace percussion::io
