@@ -64,7 +64,15 @@ bool SinglePrecisionIcc::try_factor(double shift) {
     Eigen::Map<BlockF> pivot_inverse(&pivot_inverse_[k * BB]);
     pivot_inverse = inverse.cast<float>();
     const PetscInt begin = first_[k], end = first_[k + 1];
-    if (static_cast<std::size_t>(end - begin) > scaled.size()) scaled.resize(static_cast<std::size_t>(end - begin));
+    if (static_cast<std::size_t>(end - begin) > scaled.size() || scaled.empty())
+      scaled.resize(std::max<std::size_t>(1, static_cast<std::size_t>(end - begin)));
+#if PERCUSSION_AVX2_KERNELS
+    if (avx2_) {
+      avx2::icc_eliminate_row(static_cast<PetscInt>(k), first_.data(), column_.data(), inverse.data(), work_.data(),
+                              diag, scaled.front().data(), upper_.data());
+      continue;
+    }
+#endif
     for (PetscInt q = begin; q < end; ++q) {
       scaled[q - begin].noalias() = inverse * Eigen::Map<const Block>(&work_[static_cast<std::size_t>(q) * BB]);
       Eigen::Map<BlockF> u(&upper_[static_cast<std::size_t>(q) * BB]);
