@@ -193,30 +193,19 @@ PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const Pet
     _mm_storeu_pd(yk + 4, _mm_add_pd(_mm_loadu_pd(yk + 4), yk_hi));
   }
 }
-// C = A B (product) or C −= Aᵀ B (Schur update), row-major 6×6 doubles: row i of C is a sum of B's rows, in one
-// 4-wide and one 2-wide register.
-PERCUSSION_AVX2 inline void multiply6(double* c, const double* a, const double* b) {
+// C = A B (the product) or C −= Aᵀ B (the Schur update), row-major 6×6 doubles: row i of C is a sum of B's rows,
+// in one 4-wide and one 2-wide register.
+template <bool kSchurUpdate>
+PERCUSSION_AVX2 inline void product6(double* c, const double* a, const double* b) {
   for (std::size_t i = 0; i < B; ++i) {
-    __m256d lo = _mm256_setzero_pd();
-    __m128d hi = _mm_setzero_pd();
+    __m256d lo = kSchurUpdate ? _mm256_loadu_pd(c + B * i) : _mm256_setzero_pd();
+    __m128d hi = kSchurUpdate ? _mm_loadu_pd(c + B * i + 4) : _mm_setzero_pd();
     for (std::size_t k = 0; k < B; ++k) {
-      const __m256d aik = _mm256_broadcast_sd(a + B * i + k);
-      lo = _mm256_fmadd_pd(aik, _mm256_loadu_pd(b + B * k), lo);
-      hi = _mm_fmadd_pd(_mm256_castpd256_pd128(aik), _mm_loadu_pd(b + B * k + 4), hi);
-    }
-    _mm256_storeu_pd(c + B * i, lo);
-    _mm_storeu_pd(c + B * i + 4, hi);
-  }
-}
-
-PERCUSSION_AVX2 inline void subtract_transposed6(double* c, const double* a, const double* b) {
-  for (std::size_t i = 0; i < B; ++i) {
-    __m256d lo = _mm256_loadu_pd(c + B * i);
-    __m128d hi = _mm_loadu_pd(c + B * i + 4);
-    for (std::size_t k = 0; k < B; ++k) {
-      const __m256d aki = _mm256_broadcast_sd(a + B * k + i);
-      lo = _mm256_fnmadd_pd(aki, _mm256_loadu_pd(b + B * k), lo);
-      hi = _mm_fnmadd_pd(_mm256_castpd256_pd128(aki), _mm_loadu_pd(b + B * k + 4), hi);
+      const __m256d f = _mm256_broadcast_sd(kSchurUpdate ? a + B * k + i : a + B * i + k);
+      const __m256d row_lo = _mm256_loadu_pd(b + B * k);
+      const __m128d row_hi = _mm_loadu_pd(b + B * k + 4), f_hi = _mm256_castpd256_pd128(f);
+      lo = kSchurUpdate ? _mm256_fnmadd_pd(f, row_lo, lo) : _mm256_fmadd_pd(f, row_lo, lo);
+      hi = kSchurUpdate ? _mm_fnmadd_pd(f_hi, row_hi, hi) : _mm_fmadd_pd(f_hi, row_hi, hi);
     }
     _mm256_storeu_pd(c + B * i, lo);
     _mm_storeu_pd(c + B * i + 4, hi);
@@ -229,22 +218,21 @@ PERCUSSION_AVX2 void icc_eliminate_row(PetscInt k, const PetscInt* first, const 
   const PetscInt begin = first[k], end = first[k + 1];
   for (PetscInt q = begin; q < end; ++q) {
     double* s = scaled + static_cast<std::size_t>(q - begin) * BB;
-    multiply6(s, pivot_inverse, work + static_cast<std::size_t>(q) * BB);
+    product6<false>(s, pivot_inverse, work + static_cast<std::size_t>(q) * BB);
     float* u = upper + static_cast<std::size_t>(q) * BB;
     for (std::size_t e = 0; e < BB; e += 4) _mm_storeu_ps(u + e, _mm256_cvtpd_ps(_mm256_loadu_pd(s + e)));
   }
   for (PetscInt p = begin; p < end; ++p) {
     const PetscInt j = column[p];
     const double* ukj = work + static_cast<std::size_t>(p) * BB;
-    subtract_transposed6(diag + static_cast<std::size_t>(j) * BB, ukj, scaled + static_cast<std::size_t>(p - begin) * BB);
+    product6<true>(diag + static_cast<std::size_t>(j) * BB, ukj, scaled + static_cast<std::size_t>(p - begin) * BB);
     PetscInt r = first[j];  // both rows are sorted: walk row j along row k
     const PetscInt r_end = first[j + 1];
     for (PetscInt q = p + 1; q < end && r < r_end; ++q) {
       const PetscInt l = column[q];
       while (r < r_end && column[r] < l) ++r;
       if (r < r_end && column[r] == l)
-        subtract_transposed6(work + static_cast<std::size_t>(r) * BB, ukj,
-                             scaled + static_cast<std::size_t>(q - begin) * BB);
+        product6<true>(work + static_cast<std::size_t>(r) * BB, ukj, scaled + static_cast<std::size_t>(q - begin) * BB);
     }
   }
 }
