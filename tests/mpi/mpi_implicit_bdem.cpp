@@ -635,6 +635,7 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
 TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
   Scene base = shipped_scene("plate_drop_small.json");
   base.implicit.tolerance = 1e-8;
+  base.implicit.petsc_options = {};  // the default IC(0), not the scene's D-ILU
   Scene jacobi = base, dilu = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
