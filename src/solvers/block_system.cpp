@@ -145,6 +145,9 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   local_first_.clear();
   local_column_.clear();
   n_owned_ = n_owned;
+  interface_rows_.clear();
+  for (PetscInt k = 0; k < n_owned; ++k)
+    if (o_nnz[static_cast<std::size_t>(k)] > 0) interface_rows_.push_back(k);
   diagonal_.assign(static_cast<std::size_t>(n_owned * bs_ * bs_), 0.0);  // a new matrix is zero
   diagonal_complete_ = true;
   diagonal_inserted_ = false;
@@ -382,14 +385,13 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
 }
 
 double BlockSystem::apply_split(const double* u, double* out) const {
-  return dilu_.apply(u, out, coupled_, [this](const double* z, double* w) { rank_coupling(z, w); });
+  return dilu_.apply(u, out, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
 }
 
 void BlockSystem::rank_coupling(const double* z, double* w) const {
-  PetscScalar* in = nullptr;
-  petsc_check(VecGetArray(coupling_in_, &in), "VecGetArray");
-  std::copy_n(z, static_cast<std::size_t>(n_owned_ * bs_), in);
-  petsc_check(VecRestoreArray(coupling_in_, &in), "VecRestoreArray");
+  // PETSc's product reads and writes our arrays in place (MatMult does not write its input).
+  petsc_check(VecPlaceArray(coupling_in_, const_cast<double*>(z)), "VecPlaceArray");
+  petsc_check(VecPlaceArray(coupling_out_, w), "VecPlaceArray");
   Mat local = nullptr;
   petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
   void (*product)(void) = nullptr;
@@ -397,11 +399,9 @@ void BlockSystem::rank_coupling(const double* z, double* w) const {
   petsc_check(MatSetOperation(local, MATOP_MULT, reinterpret_cast<void (*)(void)>(zero_multiply)), "MatSetOperation");
   const PetscErrorCode error = MatMult(A_, coupling_in_, coupling_out_);
   petsc_check(MatSetOperation(local, MATOP_MULT, product), "MatSetOperation");
+  petsc_check(VecResetArray(coupling_in_), "VecResetArray");
+  petsc_check(VecResetArray(coupling_out_), "VecResetArray");
   petsc_check(error, "MatMult");
-  const PetscScalar* out = nullptr;
-  petsc_check(VecGetArrayRead(coupling_out_, &out), "VecGetArrayRead");
-  std::copy_n(out, static_cast<std::size_t>(n_owned_ * bs_), w);
-  petsc_check(VecRestoreArrayRead(coupling_out_, &out), "VecRestoreArrayRead");
 }
 
 namespace {

@@ -198,15 +198,18 @@ void EisenstatDilu::from_split(const double* y_hat, double* y) const {
         Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * Eigen::Map<const VecF>(&t_[k * S]).cast<double>();
 }
 
-void EisenstatDilu::scale_coupling(const double* t, double* z) const {
-  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) {
-    const Vec v = Eigen::Map<const Vec>(t + k * B);
+void EisenstatDilu::scale_coupling(std::span<const PetscInt> rows, double* z) const {
+  for (const PetscInt row : rows) {
+    const std::size_t k = static_cast<std::size_t>(row);
+    Vec v;
+    for (int r = 0; r < B; ++r) v[r] = t_[k * avx2::kStride + r];
     Eigen::Map<Vec>(z + k * B).noalias() = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * v;
   }
 }
 
-void EisenstatDilu::unscale_coupling(double* w) const {
-  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) {
+void EisenstatDilu::unscale_coupling(std::span<const PetscInt> rows, double* w) const {
+  for (const PetscInt row : rows) {
+    const std::size_t k = static_cast<std::size_t>(row);
     const Vec v = Eigen::Map<const Vec>(w + k * B);
     Eigen::Map<Vec>(w + k * B).noalias() = Eigen::Map<const Block>(&c_inverse_[k * BB]) * v;
   }

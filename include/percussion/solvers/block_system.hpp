@@ -109,6 +109,7 @@ class BlockSystem {
   bool eisenstat_dilu_ = false;  // asked for
   bool eisenstat_ = false;       // in use (the default preconditioner was not overridden)
   bool coupled_ = false;         // more than one rank: the split operator needs the coupling blocks
+  std::vector<PetscInt> interface_rows_;  // rows with a partner on another rank: the only ones the coupling touches
   long assemblies_ = 0, factored_assembly_ = -1;
   KSP split_ksp_ = nullptr;
   Mat split_op_ = nullptr;

@@ -19,6 +19,7 @@
 #include <petscmat.h>
 
 #include <Eigen/Core>
+#include <span>
 #include <vector>
 
 #include "percussion/solvers/avx2_block_kernels.hpp"
@@ -48,9 +49,11 @@ class EisenstatDilu {
 
   // out = Ĉ u, and returns u·out (the rank's part: CG's curvature along u, taken while both are in cache).
   // `coupling(z, w)` must set w = O z (the other ranks' blocks times z, a collective product); it is called only
-  // when `coupled` is true.
+  // when `coupled` is true. O reads z and writes w only on `interface` (the rows coupled to another rank):
+  // elsewhere z is left as it is and w must come back zero.
   template <class Coupling>
-  double apply(const double* u, double* out, bool coupled, Coupling&& coupling) const;
+  double apply(const double* u, double* out, bool coupled, std::span<const PetscInt> interface,
+               Coupling&& coupling) const;
 
  private:
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one
@@ -60,8 +63,8 @@ class EisenstatDilu {
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
   void backward(const double* u) const;                               // t_ = (I + L̃ᵀ)⁻¹ u
   double forward(const double* u, const double* c, double* out) const;  // out = t + (I + L̃)⁻¹ (u + K̃ t + c); u·out
-  void scale_coupling(const double* t, double* z) const;              // z = C⁻ᵀ t
-  void unscale_coupling(double* w) const;                             // w ← C⁻¹ w
+  void scale_coupling(std::span<const PetscInt> rows, double* z) const;  // z_k = C_k⁻ᵀ t_k on the rows
+  void unscale_coupling(std::span<const PetscInt> rows, double* w) const;  // w_k ← C_k⁻¹ w_k on the rows
 
   PetscInt n_ = 0;
   std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
@@ -77,18 +80,17 @@ class EisenstatDilu {
 };
 
 template <class Coupling>
-double EisenstatDilu::apply(const double* u, double* out, bool coupled, Coupling&& coupling) const {
+double EisenstatDilu::apply(const double* u, double* out, bool coupled, std::span<const PetscInt> interface,
+                            Coupling&& coupling) const {
   backward(u);
   if (coupled) {
+    // Only the interface rows are scaled and unscaled: most rows of a rank have no partner on another rank.
     const std::size_t n = static_cast<std::size_t>(n_) * B;
     z_.resize(n);
     w_.resize(n);
-    const std::vector<float>& t = t_;
-    for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k)
-      for (int r = 0; r < B; ++r) z_[k * B + r] = t[k * avx2::kStride + r];
-    scale_coupling(z_.data(), z_.data());
+    scale_coupling(interface, z_.data());
     coupling(z_.data(), w_.data());
-    unscale_coupling(w_.data());
+    unscale_coupling(interface, w_.data());
     return forward(u, w_.data(), out);
   }
   return forward(u, nullptr, out);
