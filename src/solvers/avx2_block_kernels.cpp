@@ -193,6 +193,7 @@ PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const Pet
     _mm_storeu_pd(yk + 4, _mm_add_pd(_mm_loadu_pd(yk + 4), yk_hi));
   }
 }
+
 // C = A B (the product) or C −= Aᵀ B (the Schur update), row-major 6×6 doubles: row i of C is a sum of B's rows,
 // in one 4-wide and one 2-wide register.
 template <bool kSchurUpdate>

@@ -201,9 +201,8 @@ void EisenstatDilu::from_split(const double* y_hat, double* y) const {
 void EisenstatDilu::scale_coupling(std::span<const PetscInt> rows, double* z) const {
   for (const PetscInt row : rows) {
     const std::size_t k = static_cast<std::size_t>(row);
-    Vec v;
-    for (int r = 0; r < B; ++r) v[r] = t_[k * avx2::kStride + r];
-    Eigen::Map<Vec>(z + k * B).noalias() = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * v;
+    Eigen::Map<Vec>(z + k * B).noalias() =
+        Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * Eigen::Map<const VecF>(&t_[k * S]).cast<double>();
   }
 }
 

@@ -14,8 +14,8 @@
 
 #include <array>
 #include <cstdint>
-#include <span>
 #include <ios>
+#include <span>
 #include <string>
 #include <vector>
 
