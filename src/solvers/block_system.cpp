@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "percussion/core/error.hpp"
+#include "percussion/solvers/block_cholesky.hpp"
 #include "percussion/solvers/fused_cg.hpp"
 
 namespace percussion::solvers {
@@ -412,10 +413,15 @@ void invert_block(double* d, int bs) {
   Eigen::Map<Block> block(d, bs, bs);
   // SBAIJ holds the upper triangle: mirror it, and so read every block the same way.
   block.template triangularView<Eigen::StrictlyLower>() = block.transpose();
-  const Eigen::LLT<Block> llt(block);
-  if (llt.info() == Eigen::Success) {
-    block = llt.solve(Block::Identity(bs, bs));
-  } else {  // not positive definite (only an unprojected Hessian gets here): scale by |diagonal|
+  bool inverted = false;
+  if constexpr (B != Eigen::Dynamic) {
+    inverted = cholesky_inverse<B>(d, d);
+  } else {
+    const Eigen::LLT<Block> llt(block);
+    if (llt.info() == Eigen::Success) block = llt.solve(Block::Identity(bs, bs));
+    inverted = llt.info() == Eigen::Success;
+  }
+  if (!inverted) {  // not positive definite (only an unprojected Hessian gets here): scale by |diagonal|
     const Eigen::Matrix<double, B, 1> a = block.diagonal().cwiseAbs().cwiseMax(1e-300);
     block = a.cwiseInverse().asDiagonal();
   }

@@ -1,10 +1,10 @@
 #include "percussion/solvers/eisenstat_dilu.hpp"
 
-#include <Eigen/Cholesky>
 #include <algorithm>
 #include <string>
 
 #include "percussion/core/error.hpp"
+#include "percussion/solvers/block_cholesky.hpp"
 
 namespace percussion::solvers {
 namespace {
@@ -107,9 +107,7 @@ bool EisenstatDilu::try_factor(double shift) {
   // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik).
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> ck(&c_inverse_[k * BB]);
-    const Eigen::LLT<Block> llt(ck);
-    if (llt.info() != Eigen::Success) return false;
-    ck = llt.matrixL().solve(Block::Identity());
+    if (!inverse_cholesky_factor<B>(ck.data(), ck.data())) return false;
     set_k_tilde(k);
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p) {
       const Block scaled = ck * Eigen::Map<const Block>(&a_[static_cast<std::size_t>(p) * BB]);

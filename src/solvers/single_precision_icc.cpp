@@ -1,11 +1,11 @@
 #include "percussion/solvers/single_precision_icc.hpp"
 
-#include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <algorithm>
 #include <string>
 
 #include "percussion/core/error.hpp"
+#include "percussion/solvers/block_cholesky.hpp"
 #include "percussion/solvers/sbaij_block.hpp"
 
 namespace percussion::solvers {
@@ -58,9 +58,8 @@ bool SinglePrecisionIcc::try_factor(double shift) {
     Eigen::Map<Block> pivot(diag + k * BB);
     pivot.triangularView<Eigen::StrictlyLower>() = pivot.transpose();  // the diagonal block's upper triangle
     if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
-    const Eigen::LLT<Block> llt(pivot);
-    if (llt.info() != Eigen::Success) return false;
-    const Block inverse = llt.solve(Block::Identity());
+    Block inverse;
+    if (!cholesky_inverse<B>(pivot.data(), inverse.data())) return false;
     Eigen::Map<BlockF> pivot_inverse(&pivot_inverse_[k * BB]);
     pivot_inverse = inverse.cast<float>();
     const PetscInt begin = first_[k], end = first_[k + 1];
