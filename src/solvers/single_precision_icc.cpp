@@ -20,44 +20,52 @@ using Vec = Eigen::Matrix<double, B, 1>;
 
 double SinglePrecisionIcc::factor(Mat A) {
   const SbaijBlock block(A, "single-precision IC(0)");
-  // The factor keeps the off-diagonal blocks apart from the diagonal ones, both row-major.
+  // The factor keeps the off-diagonal blocks apart from the diagonal ones, both row-major. Each SBAIJ row holds
+  // its diagonal block first, so A's block p of row k is the factor's off-diagonal block p − k − 1.
   n_ = block.rows;
-  first_.assign(static_cast<std::size_t>(n_) + 1, 0);
-  column_.clear();
-  a_.clear();
-  diagonal_.resize(static_cast<std::size_t>(n_) * BB);
-  block.with_values([&](const PetscScalar* values) {
-    for (PetscInt k = 0; k < n_; ++k) {
-      const PetscInt begin = block.first[static_cast<std::size_t>(k)], end = block.first[static_cast<std::size_t>(k) + 1];
-      Eigen::Map<Block> d(&diagonal_[static_cast<std::size_t>(k) * BB]);
-      d = Eigen::Map<const Block>(values + static_cast<std::size_t>(begin) * BB).transpose();
-      for (PetscInt p = begin + 1; p < end; ++p) {
-        column_.push_back(block.column[static_cast<std::size_t>(p)]);
-        const Block b = Eigen::Map<const Block>(values + static_cast<std::size_t>(p) * BB).transpose();
-        a_.insert(a_.end(), b.data(), b.data() + BB);
-      }
-      first_[static_cast<std::size_t>(k) + 1] = static_cast<PetscInt>(column_.size());
-    }
-  });
+  const std::size_t n = static_cast<std::size_t>(n_);
+  first_.resize(n + 1);
+  column_.resize(block.column.size() - n);
+  for (std::size_t k = 0; k <= n; ++k) first_[k] = block.first[k] - static_cast<PetscInt>(k);
+  for (std::size_t k = 0; k < n; ++k)
+    std::copy(block.column.begin() + block.first[k] + 1, block.column.begin() + block.first[k + 1],
+              column_.begin() + first_[k]);
+  // Each attempt reads A's values afresh into the work array it eliminates in (a retry is rare).
+  return factor_with_shift(
+      [&](double shift) {
+        block.with_values([&](const PetscScalar* values) { load(block, values); });
+        return try_factor(shift);
+      },
+      "single-precision IC(0)");
+}
 
-  return factor_with_shift([this](double shift) { return try_factor(shift); }, "single-precision IC(0)");
+void SinglePrecisionIcc::load(const SbaijBlock& block, const PetscScalar* values) {
+  const std::size_t n = static_cast<std::size_t>(n_), nnz = column_.size();
+  work_.resize((nnz + n) * BB);
+  diagonal_magnitude_.resize(n * B);
+  double* diag = &work_[nnz * BB];
+  for (std::size_t k = 0; k < n; ++k) {  // PETSc stores a block column by column: transpose into row-major
+    const std::size_t begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
+    Eigen::Map<Block> d(diag + k * BB);
+    d = Eigen::Map<const Block>(values + begin * BB).transpose();
+    Eigen::Map<Vec>{&diagonal_magnitude_[k * B]} = d.diagonal().cwiseAbs();
+    for (std::size_t p = begin + 1; p < end; ++p)
+      Eigen::Map<Block>{&work_[(p - k - 1) * BB]} = Eigen::Map<const Block>(values + p * BB).transpose();
+  }
 }
 
 bool SinglePrecisionIcc::try_factor(double shift) {
   const std::size_t n = static_cast<std::size_t>(n_);
   const std::size_t nnz = column_.size();
-  // work_ = [off-diagonal blocks Ũ, updated in place | diagonal blocks]
-  work_.resize((nnz + n) * BB);
-  std::copy(a_.begin(), a_.end(), work_.begin());
+  // work_ = [off-diagonal blocks Ũ, updated in place | diagonal blocks], as load() left them
   double* diag = &work_[nnz * BB];
-  std::copy(diagonal_.begin(), diagonal_.end(), diag);
   avx2::resize_padded(upper_, nnz * BB);
   avx2::resize_padded(pivot_inverse_, n * BB);
   std::vector<Block>& scaled = scaled_;  // D_k⁻¹ Ũ_kl of the row being eliminated
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> pivot(diag + k * BB);
     pivot.triangularView<Eigen::StrictlyLower>() = pivot.transpose();  // the diagonal block's upper triangle
-    if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
+    if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Vec>(&diagonal_magnitude_[k * B]);
     Block inverse;
     if (!cholesky_inverse<B>(pivot.data(), inverse.data())) return false;
     Eigen::Map<BlockF> pivot_inverse(&pivot_inverse_[k * BB]);

@@ -34,12 +34,13 @@ class SinglePrecisionIcc {
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
 
  private:
+  void load(const SbaijBlock& block, const PetscScalar* values);  // A's values into work_, row-major
   bool try_factor(double shift);  // false at the first pivot block that is not positive definite
 
   PetscInt n_ = 0;
   std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
-  std::vector<double> a_, diagonal_;     // A's off-diagonal blocks (in column_ order) and diagonal blocks, row-major
-  std::vector<double> work_;              // the double-precision factorisation of one attempt
+  std::vector<double> work_;               // one attempt's factorisation in double: off-diagonal, then diagonal blocks
+  std::vector<double> diagonal_magnitude_;  // |diag A| (6 per row), which the shift scales
   std::vector<float> upper_, pivot_inverse_;  // U_kj and D_k⁻¹, row-major 6×6, then avx2::kPad zeros
   std::vector<Eigen::Matrix<double, SbaijBlock::kBlock, SbaijBlock::kBlock, Eigen::RowMajor>> scaled_;
   mutable std::vector<float> t_;  // avx2::kStride floats per row
