@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -44,20 +45,59 @@ void check_write(herr_t status, hid_t loc, const std::string& name, const char* 
   if (status < 0) fail_write(describe(loc, name) + ": cannot " + action);
 }
 
-// The communicator of the file holding `loc` (a duplicate owned here; MPI_COMM_SELF for files not
-// opened with the MPI-IO driver).
+// A file is written through MPI-IO when more than one rank shares it; a one-rank run's files through POSIX I/O,
+// whose open, close and transfers cost a frame of a small scene 1.5-2.5 ms against MPI-IO's 4.5 ms.
+bool uses_mpio(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size > 1;
+}
+
+// The communicator of each file open through H5File (a duplicate owned here; MPI_COMM_SELF for a POSIX file),
+// so that a table write looks it up instead of copying the file's access list to ask HDF5 (a tenth of the time
+// of writing a small scene's frame).
+struct OpenFile {
+  MPI_Comm comm = MPI_COMM_SELF;
+  bool mpio = false;
+};
+
+std::map<hid_t, OpenFile>& open_files() {
+  static std::map<hid_t, OpenFile> files;
+  return files;
+}
+
+void remember_file(hid_t id, MPI_Comm comm) {
+  OpenFile file;
+  file.mpio = uses_mpio(comm);
+  if (file.mpio) MPI_Comm_dup(comm, &file.comm);
+  open_files()[id] = file;
+}
+
+void forget_file(hid_t id) {
+  const auto it = open_files().find(id);
+  if (it == open_files().end()) return;
+  if (it->second.mpio) MPI_Comm_free(&it->second.comm);
+  open_files().erase(it);
+}
+
+// The communicator of the file holding `loc`: the one it was opened on through H5File, else (a file opened by
+// other means) a duplicate of its MPI-IO communicator, or MPI_COMM_SELF for a file not opened with MPI-IO.
 class FileComm {
  public:
   explicit FileComm(hid_t loc) {
     H5Handle file(H5Iget_file_id(loc), H5Fclose);
-    H5Handle fapl(file.valid() ? H5Fget_access_plist(file.id()) : H5I_INVALID_HID, H5Pclose);
+    if (!file.valid()) return;
+    if (const auto it = open_files().find(file.id()); it != open_files().end()) {
+      comm_ = it->second.comm;
+      mpio_ = it->second.mpio;
+      return;
+    }
+    H5Handle fapl(H5Fget_access_plist(file.id()), H5Pclose);
     MPI_Info info = MPI_INFO_NULL;
     if (fapl.valid() && H5Pget_driver(fapl.id()) == H5FD_MPIO &&
         H5Pget_fapl_mpio(fapl.id(), &comm_, &info) >= 0) {
-      owned_ = true;
+      owned_ = mpio_ = true;
       if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    } else {
-      comm_ = MPI_COMM_SELF;
     }
   }
   FileComm(const FileComm&) = delete;
@@ -66,7 +106,7 @@ class FileComm {
     if (owned_) MPI_Comm_free(&comm_);
   }
   MPI_Comm get() const { return comm_; }
-  bool mpio() const { return owned_; }
+  bool mpio() const { return mpio_; }
   int rank() const {
     int r = 0;
     MPI_Comm_rank(comm_, &r);
@@ -74,17 +114,15 @@ class FileComm {
   }
 
  private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = MPI_COMM_SELF;
   bool owned_ = false;
+  bool mpio_ = false;
 };
 
 H5Handle file_access(MPI_Comm comm) {
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  if (size == 1) {
-    // One rank: plain POSIX I/O. MPI-IO's open, close and collective paths cost a frame of a small scene
-    // 4.5 ms against 0.7 ms. No lock, as under MPI-IO: a viewer may keep the file open while we write.
+  if (!uses_mpio(comm)) {
+    // No lock, as under MPI-IO: a viewer may keep the file open while we write.
     H5Pset_file_locking(fapl.id(), false, true);
     return fapl;
   }
@@ -377,7 +415,8 @@ void append_row_impl(hid_t loc, const std::string& name, std::span<const T> row)
   agree(comm.get(), components < 1, components, components, describe(loc, name));
   H5Handle dset;
   if (exists(loc, name)) {
-    dset = open_dataset(loc, name);
+    dset = H5Handle(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!dset.valid()) fail_read(describe(loc, name) + ": not a dataset");
     check_class<T>(dset.id(), loc, name);
     if (rows_and_width(dset.id()).second != components)
       throw InputError(describe(loc, name) + ": row width differs from the existing table");
@@ -494,6 +533,7 @@ H5File H5File::create(MPI_Comm comm, const std::string& path) {
   H5Handle fapl = file_access(comm);
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
   if (id < 0) fail_write(path + ": cannot create HDF5 file");
+  remember_file(id, comm);
   return H5File(id, path);
 }
 
@@ -506,6 +546,7 @@ hid_t open_existing(MPI_Comm comm, const std::string& path, unsigned flags) {
   H5Handle fapl = file_access(comm);
   const hid_t id = H5Fopen(path.c_str(), flags, fapl.id());
   if (id < 0) fail_read(path + ": not a readable HDF5 file");
+  remember_file(id, comm);
   return id;
 }
 }  // namespace
@@ -523,7 +564,10 @@ H5File::H5File(H5File&& other) noexcept
 
 H5File& H5File::operator=(H5File&& other) noexcept {
   if (this != &other) {
-    if (id_ >= 0) H5Fclose(id_);
+    if (id_ >= 0) {
+      forget_file(id_);
+      H5Fclose(id_);
+    }
     id_ = std::exchange(other.id_, H5I_INVALID_HID);
     path_ = std::move(other.path_);
   }
@@ -531,11 +575,14 @@ H5File& H5File::operator=(H5File&& other) noexcept {
 }
 
 H5File::~H5File() {
-  if (id_ >= 0) H5Fclose(id_);
+  if (id_ < 0) return;
+  forget_file(id_);
+  H5Fclose(id_);
 }
 
 void H5File::close() {
   if (id_ < 0) return;
+  forget_file(id_);
   const herr_t status = H5Fclose(std::exchange(id_, H5I_INVALID_HID));
   if (status < 0) fail_write(path_ + ": cannot close HDF5 file");
 }
