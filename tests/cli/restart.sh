@@ -17,10 +17,18 @@ expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/hal
 run 3 --out "$SCRATCH/half3" --restart "$SCRATCH/half3/checkpoints/latest" --steps 616
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half3/trajectory.h5" --rtol 1e-10
 
+# A one-rank run writes its files through POSIX I/O, the others through MPI-IO: continued across the two.
+run 1 --out "$SCRATCH/half1" --steps 308
+run 2 --out "$SCRATCH/half1" --restart "$SCRATCH/half1" --steps 616
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/half1/trajectory.h5" --rtol 1e-10
+cp -r "$SCRATCH/half" "$SCRATCH/half2to1"
+run 1 --out "$SCRATCH/half2to1" --restart "$SCRATCH/half2to1/checkpoints/latest" --steps 924
+expect_exit 0 "$PERCUSSION" info "$SCRATCH/half2to1/trajectory.h5"
+
 # The continued trajectory has the same frames as the uninterrupted one.
 expect_exit 0 "$PERCUSSION" info "$SCRATCH/half/trajectory.h5"
 frames_half=$(grep -m1 -i "frames" <<<"$OUT")
 expect_exit 0 "$PERCUSSION" info "$SCRATCH/full2/trajectory.h5"
 frames_full=$(grep -m1 -i "frames" <<<"$OUT")
 [ "$frames_half" = "$frames_full" ] || fail "frames differ: '$frames_half' vs '$frames_full'"
-echo "restart: bit-identical on 2 ranks, equal on 3; 1/2/3 ranks agree"
+echo "restart: bit-identical on 2 ranks, equal on 3 and from 1 to 2; 1/2/3 ranks agree"
