@@ -607,9 +607,8 @@ bool ImplicitBdem::minimise() {
                      (iterations > 0 && last_krylov_ > 2 * fresh_krylov_ + 10);
       if (refresh) set_rigid_modes_if_multigrid();
       // Forcing term (notes eq. 31, on the scaled residual), capped; but never tighter than what reaches the
-      // tolerance: a full step leaves about rtol·res, so rtol = kToleranceMargin·tolerance/res ends the solve a
-      // step needs to converge. (Before, the cap also bound these last solves: 7-15 % more CG iterations on
-      // the small scenes for the same Newton iterations and broken bonds.)
+      // tolerance: a full step leaves about rtol·res, so the last solve of a step needs only
+      // rtol = kToleranceMargin·tolerance/res, however far that is above the cap.
       auto forcing = [&](double cap) {
         return std::max(std::min(cap, std::sqrt(res)), kToleranceMargin * tolerance / res);
       };
