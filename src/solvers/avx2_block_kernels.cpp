@@ -194,46 +194,41 @@ PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const Pet
   }
 }
 
-// C = A B (the product) or C −= Aᵀ B (the Schur update), row-major 6×6 doubles: row i of C is a sum of B's rows,
-// in one 4-wide and one 2-wide register.
+// C = A B (the product) or C −= Aᵀ B (the Schur update), row-major 6×6 floats: row i of C is a sum of B's rows,
+// each in one 8-wide register whose lanes 6-7 hold the next row's first values and are never stored
+// (nor is C read past its block's end unless those floats exist: the arrays end in kPad floats).
+// (Masked loads and stores are microcoded on some CPUs: C's row is stored as 4 + 2 floats instead.)
 template <bool kSchurUpdate>
-PERCUSSION_AVX2 inline void product6(double* c, const double* a, const double* b) {
+PERCUSSION_AVX2 inline void product6(float* c, const float* a, const float* b) {
+  __m256 rows[B];
+  for (std::size_t k = 0; k < B; ++k) rows[k] = _mm256_loadu_ps(b + B * k);
   for (std::size_t i = 0; i < B; ++i) {
-    __m256d lo = kSchurUpdate ? _mm256_loadu_pd(c + B * i) : _mm256_setzero_pd();
-    __m128d hi = kSchurUpdate ? _mm_loadu_pd(c + B * i + 4) : _mm_setzero_pd();
+    __m256 acc = kSchurUpdate ? _mm256_loadu_ps(c + B * i) : _mm256_setzero_ps();
     for (std::size_t k = 0; k < B; ++k) {
-      const __m256d f = _mm256_broadcast_sd(kSchurUpdate ? a + B * k + i : a + B * i + k);
-      const __m256d row_lo = _mm256_loadu_pd(b + B * k);
-      const __m128d row_hi = _mm_loadu_pd(b + B * k + 4), f_hi = _mm256_castpd256_pd128(f);
-      lo = kSchurUpdate ? _mm256_fnmadd_pd(f, row_lo, lo) : _mm256_fmadd_pd(f, row_lo, lo);
-      hi = kSchurUpdate ? _mm_fnmadd_pd(f_hi, row_hi, hi) : _mm_fmadd_pd(f_hi, row_hi, hi);
+      const __m256 f = _mm256_broadcast_ss(kSchurUpdate ? a + B * k + i : a + B * i + k);
+      acc = kSchurUpdate ? _mm256_fnmadd_ps(f, rows[k], acc) : _mm256_fmadd_ps(f, rows[k], acc);
     }
-    _mm256_storeu_pd(c + B * i, lo);
-    _mm_storeu_pd(c + B * i + 4, hi);
+    _mm_storeu_ps(c + B * i, _mm256_castps256_ps128(acc));
+    _mm_storel_pi(reinterpret_cast<__m64*>(c + B * i + 4), _mm256_extractf128_ps(acc, 1));
   }
 }
 
 PERCUSSION_AVX2 void icc_eliminate_row(PetscInt k, const PetscInt* first, const PetscInt* column,
-                                       const double* pivot_inverse, double* work, double* diag, double* scaled,
-                                       float* upper) {
+                                       const float* pivot_inverse, float* work, float* diag, float* upper) {
   const PetscInt begin = first[k], end = first[k + 1];
-  for (PetscInt q = begin; q < end; ++q) {
-    double* s = scaled + static_cast<std::size_t>(q - begin) * BB;
-    product6<false>(s, pivot_inverse, work + static_cast<std::size_t>(q) * BB);
-    float* u = upper + static_cast<std::size_t>(q) * BB;
-    for (std::size_t e = 0; e < BB; e += 4) _mm_storeu_ps(u + e, _mm256_cvtpd_ps(_mm256_loadu_pd(s + e)));
-  }
+  for (PetscInt q = begin; q < end; ++q)
+    product6<false>(upper + static_cast<std::size_t>(q) * BB, pivot_inverse, work + static_cast<std::size_t>(q) * BB);
   for (PetscInt p = begin; p < end; ++p) {
     const PetscInt j = column[p];
-    const double* ukj = work + static_cast<std::size_t>(p) * BB;
-    product6<true>(diag + static_cast<std::size_t>(j) * BB, ukj, scaled + static_cast<std::size_t>(p - begin) * BB);
+    const float* ukj = work + static_cast<std::size_t>(p) * BB;
+    product6<true>(diag + static_cast<std::size_t>(j) * BB, ukj, upper + static_cast<std::size_t>(p) * BB);
     PetscInt r = first[j];  // both rows are sorted: walk row j along row k
     const PetscInt r_end = first[j + 1];
     for (PetscInt q = p + 1; q < end && r < r_end; ++q) {
       const PetscInt l = column[q];
       while (r < r_end && column[r] < l) ++r;
       if (r < r_end && column[r] == l)
-        product6<true>(work + static_cast<std::size_t>(r) * BB, ukj, scaled + static_cast<std::size_t>(q - begin) * BB);
+        product6<true>(work + static_cast<std::size_t>(r) * BB, ukj, upper + static_cast<std::size_t>(q) * BB);
     }
   }
 }

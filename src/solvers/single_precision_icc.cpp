@@ -41,62 +41,57 @@ double SinglePrecisionIcc::factor(Mat A) {
 
 void SinglePrecisionIcc::load(const SbaijBlock& block, const PetscScalar* values) {
   const std::size_t n = static_cast<std::size_t>(n_), nnz = column_.size();
-  work_.resize((nnz + n) * BB);
+  avx2::resize_padded(work_, (nnz + n) * BB);
   diagonal_magnitude_.resize(n * B);
-  double* diag = &work_[nnz * BB];
+  float* diag = &work_[nnz * BB];
   for (std::size_t k = 0; k < n; ++k) {  // PETSc stores a block column by column: transpose into row-major
     const std::size_t begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
-    Eigen::Map<Block> d(diag + k * BB);
-    d = Eigen::Map<const Block>(values + begin * BB).transpose();
+    const Eigen::Map<const Block> d(values + begin * BB);  // its transpose, whose diagonal is the same
+    Eigen::Map<BlockF>{diag + k * BB} = d.transpose().cast<float>();
     Eigen::Map<Vec>{&diagonal_magnitude_[k * B]} = d.diagonal().cwiseAbs();
     for (std::size_t p = begin + 1; p < end; ++p)
-      Eigen::Map<Block>{&work_[(p - k - 1) * BB]} = Eigen::Map<const Block>(values + p * BB).transpose();
+      Eigen::Map<BlockF>{&work_[(p - k - 1) * BB]} = Eigen::Map<const Block>(values + p * BB).transpose().cast<float>();
   }
 }
 
 bool SinglePrecisionIcc::try_factor(double shift) {
   const std::size_t n = static_cast<std::size_t>(n_);
   const std::size_t nnz = column_.size();
-  // work_ = [off-diagonal blocks Ũ, updated in place | diagonal blocks], as load() left them
-  double* diag = &work_[nnz * BB];
+  // work_ = [off-diagonal blocks Ũ, updated in place | diagonal blocks], as load() left them. The elimination runs
+  // in single precision like the factor it produces; only each pivot is inverted in double.
+  float* diag = &work_[nnz * BB];
   avx2::resize_padded(upper_, nnz * BB);
   avx2::resize_padded(pivot_inverse_, n * BB);
-  std::vector<Block>& scaled = scaled_;  // D_k⁻¹ Ũ_kl of the row being eliminated
   for (std::size_t k = 0; k < n; ++k) {
-    Eigen::Map<Block> pivot(diag + k * BB);
+    Block pivot = Eigen::Map<const BlockF>(diag + k * BB).cast<double>();
     pivot.triangularView<Eigen::StrictlyLower>() = pivot.transpose();  // the diagonal block's upper triangle
     if (shift > 0) pivot.diagonal() += shift * Eigen::Map<const Vec>(&diagonal_magnitude_[k * B]);
     Block inverse;
     if (!cholesky_inverse<B>(pivot.data(), inverse.data())) return false;
-    Eigen::Map<BlockF> pivot_inverse(&pivot_inverse_[k * BB]);
-    pivot_inverse = inverse.cast<float>();
-    const PetscInt begin = first_[k], end = first_[k + 1];
-    if (static_cast<std::size_t>(end - begin) > scaled.size() || scaled.empty())
-      scaled.resize(std::max<std::size_t>(1, static_cast<std::size_t>(end - begin)));
+    float* dk = &pivot_inverse_[k * BB];
+    Eigen::Map<BlockF>{dk} = inverse.cast<float>();
 #if PERCUSSION_AVX2_KERNELS
     if (avx2_) {
-      avx2::icc_eliminate_row(static_cast<PetscInt>(k), first_.data(), column_.data(), inverse.data(), work_.data(),
-                              diag, scaled.front().data(), upper_.data());
+      avx2::icc_eliminate_row(static_cast<PetscInt>(k), first_.data(), column_.data(), dk, work_.data(), diag,
+                              upper_.data());
       continue;
     }
 #endif
-    for (PetscInt q = begin; q < end; ++q) {
-      scaled[q - begin].noalias() = inverse * Eigen::Map<const Block>(&work_[static_cast<std::size_t>(q) * BB]);
-      Eigen::Map<BlockF> u(&upper_[static_cast<std::size_t>(q) * BB]);
-      u = scaled[q - begin].cast<float>();
-    }
+    const PetscInt begin = first_[k], end = first_[k + 1];
+    auto block = [](std::vector<float>& v, PetscInt p) { return Eigen::Map<BlockF>(&v[static_cast<std::size_t>(p) * BB]); };
+    for (PetscInt q = begin; q < end; ++q) block(upper_, q).noalias() = Eigen::Map<const BlockF>(dk) * block(work_, q);
     // Schur complement on the pattern: A_jl −= Ũ_kjᵀ D_k⁻¹ Ũ_kl for the blocks (j, l), j ≤ l, of row k.
     for (PetscInt p = begin; p < end; ++p) {
       const PetscInt j = column_[static_cast<std::size_t>(p)];
-      const Eigen::Map<const Block> ukj(&work_[static_cast<std::size_t>(p) * BB]);
-      Eigen::Map<Block>(diag + static_cast<std::size_t>(j) * BB).noalias() -= ukj.transpose() * scaled[p - begin];
+      const BlockF ukj = block(work_, p);
+      Eigen::Map<BlockF>(diag + static_cast<std::size_t>(j) * BB).noalias() -= ukj.transpose() * block(upper_, p);
       PetscInt r = first_[static_cast<std::size_t>(j)];  // both rows are sorted: walk row j along row k
       const PetscInt r_end = first_[static_cast<std::size_t>(j) + 1];
       for (PetscInt q = p + 1; q < end && r < r_end; ++q) {
         const PetscInt l = column_[static_cast<std::size_t>(q)];
         while (r < r_end && column_[static_cast<std::size_t>(r)] < l) ++r;
         if (r < r_end && column_[static_cast<std::size_t>(r)] == l)
-          Eigen::Map<Block>(&work_[static_cast<std::size_t>(r) * BB]).noalias() -= ukj.transpose() * scaled[q - begin];
+          block(work_, r).noalias() -= ukj.transpose() * block(upper_, q);
       }
     }
   }

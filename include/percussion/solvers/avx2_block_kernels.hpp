@@ -52,13 +52,13 @@ double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, c
 // off-diagonal blocks, D⁻¹ the row-major pivot inverses; t is scratch of n·kStride floats.
 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
                const float* pivot_inverse, const double* x, double* y, float* t);
-// Row k of the IC(0) factorisation of single_precision_icc.hpp, in double precision: given D_k⁻¹ (row-major), for
-// every off-diagonal block p of the row, scaled_p = D_k⁻¹ Ũ_p and upper_p = (float) scaled_p; then the Schur
-// complement on the pattern, diag_j −= Ũ_pᵀ scaled_p and Ũ_r −= Ũ_pᵀ scaled_q for every block r = (j, l) of row
-// j = column(p) whose column l = column(q), q > p, is in row k. `work` holds the off-diagonal blocks Ũ, `diag`
-// the diagonal ones, `scaled` room for the row's blocks.
-void icc_eliminate_row(PetscInt k, const PetscInt* first, const PetscInt* column, const double* pivot_inverse,
-                       double* work, double* diag, double* scaled, float* upper);
+// Row k of the IC(0) factorisation of single_precision_icc.hpp, in single precision: given D_k⁻¹ (row-major), for
+// every off-diagonal block p of the row, upper_p = D_k⁻¹ Ũ_p; then the Schur complement on the pattern,
+// diag_j −= Ũ_pᵀ upper_p and Ũ_r −= Ũ_pᵀ upper_q for every block r = (j, l) of row j = column(p) whose column
+// l = column(q), q > p, is in row k. `work` holds the off-diagonal blocks Ũ, `diag` the diagonal ones; both and
+// `upper` are read 2 floats past a block, so they end in avx2::kPad readable floats.
+void icc_eliminate_row(PetscInt k, const PetscInt* first, const PetscInt* column, const float* pivot_inverse,
+                       float* work, float* diag, float* upper);
 // y = A x for the upper triangle of a symmetric 6×6-block matrix (PETSc's layout: the diagonal block first in each
 // row, every block column by column).
 void sbaij_multiply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* values, const double* x,
