@@ -80,43 +80,25 @@ void forget_file(hid_t id) {
   open_files().erase(it);
 }
 
-// The communicator of the file holding `loc`: the one it was opened on through H5File, else (a file opened by
-// other means) a duplicate of its MPI-IO communicator, or MPI_COMM_SELF for a file not opened with MPI-IO.
+// The communicator of the file holding `loc`, as H5File opened it (every file here is opened through H5File).
 class FileComm {
  public:
   explicit FileComm(hid_t loc) {
     H5Handle file(H5Iget_file_id(loc), H5Fclose);
-    if (!file.valid()) return;
-    if (const auto it = open_files().find(file.id()); it != open_files().end()) {
-      comm_ = it->second.comm;
-      mpio_ = it->second.mpio;
-      return;
-    }
-    H5Handle fapl(H5Fget_access_plist(file.id()), H5Pclose);
-    MPI_Info info = MPI_INFO_NULL;
-    if (fapl.valid() && H5Pget_driver(fapl.id()) == H5FD_MPIO &&
-        H5Pget_fapl_mpio(fapl.id(), &comm_, &info) >= 0) {
-      owned_ = mpio_ = true;
-      if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    }
+    const auto it = file.valid() ? open_files().find(file.id()) : open_files().end();
+    if (it == open_files().end()) throw std::logic_error(describe(loc, "") + ": not a file opened through H5File");
+    file_ = it->second;
   }
-  FileComm(const FileComm&) = delete;
-  FileComm& operator=(const FileComm&) = delete;
-  ~FileComm() {
-    if (owned_) MPI_Comm_free(&comm_);
-  }
-  MPI_Comm get() const { return comm_; }
-  bool mpio() const { return mpio_; }
+  MPI_Comm get() const { return file_.comm; }
+  bool mpio() const { return file_.mpio; }
   int rank() const {
     int r = 0;
-    MPI_Comm_rank(comm_, &r);
+    MPI_Comm_rank(file_.comm, &r);
     return r;
   }
 
  private:
-  MPI_Comm comm_ = MPI_COMM_SELF;
-  bool owned_ = false;
-  bool mpio_ = false;
+  OpenFile file_;
 };
 
 H5Handle file_access(MPI_Comm comm) {
