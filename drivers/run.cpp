@@ -194,6 +194,7 @@ int run(const RunArgs& args, int argc, char** argv) {
   // The end of the scene gets a frame; a run stopped early leaves its state in the final checkpoint, so a
   // restarted trajectory has exactly the frames of an uninterrupted one.
   if (reason == "end time" && last_frame != method->step()) method->write_frame(writer);
+  writer.close();
   if (last_checkpoint != method->step()) checkpoint();
   const Observables final_obs = method->observables();
 

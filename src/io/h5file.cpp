@@ -562,6 +562,10 @@ H5File::~H5File() {
   H5Fclose(id_);
 }
 
+void H5File::flush() {
+  if (id_ >= 0 && H5Fflush(id_, H5F_SCOPE_LOCAL) < 0) fail_write(path_ + ": cannot flush HDF5 file");
+}
+
 void H5File::close() {
   if (id_ < 0) return;
   forget_file(id_);

@@ -93,18 +93,19 @@ TrajectoryWriter::TrajectoryWriter(MPI_Comm comm, const std::string& dir, std::i
 }
 
 void TrajectoryWriter::start_new() {
-  H5File file = H5File::create(comm_, h5_path_);
-  write_attribute(file.id(), "kind", "trajectory");
-  write_attribute(file.id(), "format_version", std::int64_t{1});
-  write_attribute(file.id(), "particles", n_particles_);
-  H5Group::create(file.id(), "frames");
-  H5Group::create(file.id(), "observables");
-  file.close();
+  file_ = H5File::create(comm_, h5_path_);
+  write_attribute(file_.id(), "kind", "trajectory");
+  write_attribute(file_.id(), "format_version", std::int64_t{1});
+  write_attribute(file_.id(), "particles", n_particles_);
+  H5Group::create(file_.id(), "frames");
+  H5Group::create(file_.id(), "observables");
+  file_.flush();
   frames_.clear();
 }
 
 void TrajectoryWriter::resume(long resume_step) {
-  H5File file = H5File::open_rw(comm_, h5_path_);
+  file_ = H5File::open_rw(comm_, h5_path_);
+  const H5File& file = file_;
   if (!has_attribute(file.id(), "kind") || read_attribute_string(file.id(), "kind") != "trajectory")
     throw InputError(h5_path_ + ": not a Percussion trajectory (no kind=\"trajectory\" attribute)");
   const std::int64_t stored = read_attribute_int(file.id(), "particles");
@@ -140,7 +141,7 @@ void TrajectoryWriter::resume(long resume_step) {
       if (exists(observables.id(), name))
         resize_rows(observables.id(), name, static_cast<std::int64_t>(frames_.size()));
   }
-  file.close();
+  file_.flush();
 }
 
 void TrajectoryWriter::write_frame(const FrameObservables& observables, const FrameFields& fields) {
@@ -151,7 +152,7 @@ void TrajectoryWriter::write_frame(const FrameObservables& observables, const Fr
 
   const int index = frames();
   const std::string name = "frames/" + frame_name(index);
-  H5File file = H5File::open_rw(comm_, h5_path_);
+  const H5File& file = file_;
   std::int64_t bonds = 0;
   {
     remove(file.id(), name);  // left over from a frame that was interrupted
@@ -181,7 +182,7 @@ void TrajectoryWriter::write_frame(const FrameObservables& observables, const Fr
     append_int(g, "bonds_broken", obs.bonds_broken);
     append_int(g, "contacts", obs.contacts);
   }
-  file.close();
+  file_.flush();
   frames_.push_back({obs.step, obs.time, bonds});
   on_rank0(comm_, [&] { append_xdmf(); });
 }

@@ -39,4 +39,19 @@ expect_exit 0 "$PERCUSSION" compare "$SCRATCH/straight/trajectory.h5" "$out/traj
 interrupt USR1 "$SCRATCH/mpi" "$SCRATCH/log2" "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi"
 expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi" --restart "$SCRATCH/mpi"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/straight/trajectory.h5" "$SCRATCH/mpi/trajectory.h5" --rtol 0
-echo "signal: checkpoint, exit 75, restart finishes bit-identically"
+# SIGKILL (no chance to clean up) between frames: the trajectory is flushed after every frame, so the frames
+# written before the kill are all readable.
+"$PERCUSSION" run "$scene" --out "$SCRATCH/killed" > "$SCRATCH/log3" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do
+  frames=$(grep -c "<Time " "$SCRATCH/killed/trajectory.xdmf" 2>/dev/null || true)
+  [ "${frames:-0}" -ge 3 ] && break
+  sleep 0.05
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+[ "${frames:-0}" -ge 3 ] || fail "the run wrote fewer than 3 frames before it was killed: $(cat "$SCRATCH/log3")"
+expect_exit 0 "$PERCUSSION" info "$SCRATCH/killed/trajectory.h5"
+kept=$(sed -n 's/^  frames: \([0-9]*\).*/\1/p' <<<"$OUT")
+[ "${kept:-0}" -ge "$frames" ] || fail "a killed run kept ${kept:-0} frames, it had written $frames: $OUT"
+echo "signal: checkpoint, exit 75, restart finishes bit-identically; a killed run keeps its frames"

@@ -57,6 +57,7 @@ class H5File {
   hid_t id() const { return id_; }
   const std::string& path() const { return path_; }
   bool is_open() const { return id_ >= 0; }
+  void flush();  // collective: everything written so far reaches the file, which is then complete on disk
   void close();  // collective
 
  private:
