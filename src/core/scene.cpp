@@ -210,7 +210,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
                                                        "hessian_lag_contraction",
                                                        "line_search_extrapolation", "contact_refresh", "contact_normal",
                                                        "petsc_options"})) {
-    s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint"}, "form");
+    s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint", "bdf2"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
     s.implicit.max_iterations =

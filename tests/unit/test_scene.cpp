@@ -310,7 +310,7 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/method", "fem", "t.json: /method: unknown method 'fem' (expected one of: bdem)"},
       {"/integrator", "rk4", "/integrator: unknown integrator 'rk4' (expected one of: explicit, implicit)"},
       {"/implicit", json{{"form", "trapezoid"}},
-       "/implicit/form: unknown form 'trapezoid' (expected one of: backward_euler, midpoint)"},
+       "/implicit/form: unknown form 'trapezoid' (expected one of: backward_euler, midpoint, bdf2)"},
       {"/implicit", json{{"petsc_options", "gamg -bdem_ksp_monitor"}},
        "/implicit/petsc_options: expected PETSc options such as \"-bdem_pc_type gamg\", but \"gamg\" follows no option name"},
       {"/implicit", json{{"petsc_options", "-bdem_pc_type gamg hypre"}},

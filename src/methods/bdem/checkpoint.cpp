@@ -60,7 +60,8 @@ std::vector<V> unflat(const std::vector<double>& d) {
 void Domain::write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                               const std::string& form, std::span<const double> newton_state,
-                              int newton_width) const {
+                              int newton_width, std::span<const double> bdf2_history,
+                              double bdf2_history_step) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
   io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
@@ -105,6 +106,11 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
     io::write_rows(g.id(), "rebuild_position", rows, n_global, flat(std::span<const Eigen::Vector3d>(x_ref_)), 3);
     if (newton_width > 0)
       io::write_rows(g.id(), "newton_matrix_state", rows, n_global, newton_state, newton_width);
+    if (bdf2_history_step > 0) {
+      io::write_rows(g.id(), "bdf2_history", rows, n_global, bdf2_history, GlobalModel::kBdf2HistoryWidth);
+      io::H5Handle dset(H5Dopen2(g.id(), "bdf2_history", H5P_DEFAULT), H5Dclose);
+      io::write_attribute(dset.id(), "step", bdf2_history_step);
+    }
   }
   {
     io::H5Group g = io::H5Group::create(root, "bonds");
@@ -162,6 +168,16 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
     g.owner_ranks = static_cast<int>(io::read_attribute_int(root, "ranks_written"));
     g.x_ref = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "rebuild_position"));
     if (io::exists(p.id(), "newton_matrix_state")) g.newton_state = io::read_all_double(p.id(), "newton_matrix_state");
+    if (io::exists(p.id(), "bdf2_history")) {
+      int width = 0;
+      g.bdf2_history = io::read_all_double(p.id(), "bdf2_history", &width);
+      io::H5Handle dset(H5Dopen2(p.id(), "bdf2_history", H5P_DEFAULT), H5Dclose);
+      g.bdf2_history_step = io::read_attribute_double(dset.id(), "step");
+      if (width != GlobalModel::kBdf2HistoryWidth || g.bdf2_history.size() != g.x.size() * GlobalModel::kBdf2HistoryWidth ||
+          !(g.bdf2_history_step > 0))
+        throw InputError(path + ": particles/bdf2_history is not " + std::to_string(GlobalModel::kBdf2HistoryWidth) +
+                         " numbers per particle with a positive attribute \"step\"");
+    }
   }
   {
     io::H5Group b = io::H5Group::open(root, "bonds");

@@ -126,6 +126,15 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_eisenstat_dilu(eisenstat_dilu_option());
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
+  // BDF2's x_{n−1}: a BDF2 checkpoint's (another form's run starts over with a backward-Euler step).
+  if (scene_.implicit.form == "bdf2" && model.written_by_form == "bdf2" && !model.bdf2_history.empty()) {
+    constexpr std::size_t w = GlobalModel::kBdf2HistoryWidth;
+    bdf2_history_.resize(w * d_.n_owned);
+    for (std::size_t i = 0; i < d_.n_owned; ++i)
+      std::copy_n(&model.bdf2_history[w * static_cast<std::size_t>(d_.gid[i])], w, &bdf2_history_[w * i]);
+    bdf2_history_step_ = model.bdf2_history_step;
+  }
+  h_ = inertia_step(dt_);  // what a carried matrix was assembled with (restore_matrix)
   // (A checkpoint of an earlier version holds fewer numbers per particle: its matrix is assembled afresh.)
   const bool has_matrix = model.newton_state.size() == static_cast<std::size_t>(kMatrixState) * model.radius.size();
   if (has_matrix && model.written_by_integrator == "implicit" && model.written_by_form == scene_.implicit.form &&
@@ -745,10 +754,15 @@ bool ImplicitBdem::minimise() {
   return converged;
 }
 
-void ImplicitBdem::predict(double t) {
-  const double h = h_;
+double ImplicitBdem::inertia_step(double h) const {
+  return scene_.implicit.form == "bdf2" && bdf2_history_step_ == h ? 2.0 * h / 3.0 : h;
+}
+
+void ImplicitBdem::predict(double t, double h) {
   const std::size_t n = d_.n_owned;
   const bool midpoint = scene_.implicit.form == "midpoint";
+  const bool two_step = h_ != h;  // BDF2 with a history over a step of the same length (inertia_step)
+  const double beta = h_;
   p_n_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
   q_n_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
   p_hat_.resize(n);
@@ -765,9 +779,22 @@ void ImplicitBdem::predict(double t) {
       // x̂ = x_n + h v_n. Backward Euler keeps the paper's chord q_n + h q̇_n (notes 2.2), which turns a free spin
       // by 2 atan(ωh/2) a step and loses (ωh)²/8 of ω; the midpoint form drifts along the geodesic exp(ωh) ⊗ q_n,
       // the inertia term's minimiser on S³, so a free spin turns by exactly ωh.
-      p_hat_[i] = d_.x[i] + h * d_.v[i];
-      q_hat_[i] = midpoint ? quat::mul(quat::from_rotation_vector(h * d_.w[i]), d_.q[i])
-                           : d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
+      if (two_step) {
+        // BDF2: x̂ = (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3, and the same with q and q̇ = ½ (ω, 0) ⊗ q.
+        const double* past = &bdf2_history_[GlobalModel::kBdf2HistoryWidth * i];
+        const Eigen::Vector3d x_past = Eigen::Map<const Eigen::Vector3d>(past);
+        Eigen::Vector4d q_past = Eigen::Map<const Eigen::Vector4d>(past + 3);
+        if (q_past.dot(d_.q[i]) < 0) q_past = -q_past;  // the same rotation, on q_n's side of S³
+        const Eigen::Vector3d v_past = Eigen::Map<const Eigen::Vector3d>(past + 7);
+        const Eigen::Vector3d w_past = Eigen::Map<const Eigen::Vector3d>(past + 10);
+        p_hat_[i] = (4.0 * d_.x[i] - x_past) / 3.0 + beta * (4.0 * d_.v[i] - v_past) / 3.0;
+        q_hat_[i] = (4.0 * d_.q[i] - q_past) / 3.0 + beta * (4.0 * quat::qdot_from_omega(d_.q[i], d_.w[i]) -
+                                                             quat::qdot_from_omega(q_past, w_past)) / 3.0;
+      } else {
+        p_hat_[i] = d_.x[i] + h * d_.v[i];
+        q_hat_[i] = midpoint ? quat::mul(quat::from_rotation_vector(h * d_.w[i]), d_.q[i])
+                             : d_.q[i] + h * quat::qdot_from_omega(d_.q[i], d_.w[i]);
+      }
       d_.x[i] = p_hat_[i];
       d_.q[i] = q_hat_[i].normalized();
       if (midpoint) {
@@ -849,8 +876,12 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
     vgrad_p = vgrad_p_;
     vgrad_y = vgrad_y_;
   }
-  h_ = h;
-  predict(t);
+  h_ = inertia_step(h);
+  if (scene_.implicit.form == "bdf2") {  // the step's start velocities, the next step's v_{n−1}
+    v_n_.assign(d_.v.begin(), d_.v.begin() + static_cast<std::ptrdiff_t>(n));
+    w_n_.assign(d_.w.begin(), d_.w.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  predict(t, h);
   auto cut = [&](long& counter) {  // every rank sees the same (collective) decision
     std::copy_n(p_n_.begin(), n, d_.x.begin());
     std::copy_n(q_n_.begin(), n, d_.q.begin());
@@ -882,8 +913,17 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
 
   {
     ScopedPhase timer(timers_, Phase::Integrate);
+    const bool two_step = h_ != h;
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) continue;
+      if (two_step) {  // BDF2: v_{n+1} = (x_{n+1} − (4x_n − x_{n−1})/3)/β, ω from the same chord rate of q
+        const double* past = &bdf2_history_[GlobalModel::kBdf2HistoryWidth * i];
+        Eigen::Vector4d q_past = Eigen::Map<const Eigen::Vector4d>(past + 3);
+        if (q_past.dot(q_n_[i]) < 0) q_past = -q_past;
+        d_.v[i] = (d_.x[i] - (4.0 * p_n_[i] - Eigen::Map<const Eigen::Vector3d>(past)) / 3.0) / h_;
+        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - (4.0 * q_n_[i] - q_past) / 3.0) / h_);
+        continue;
+      }
       d_.v[i] = (d_.x[i] - p_n_[i]) / h;
       // Midpoint: the exact inverse of its geodesic drift (world frame), so the next predictor repeats this
       // step's turn; backward Euler: the chord (q_{n+1} − q_n)/h, consistent with its chord predictor.
@@ -891,9 +931,23 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
                          : quat::omega_from_qdot(d_.q[i], (d_.q[i] - q_n_[i]) / h);
     }
   }
+  if (scene_.implicit.form == "bdf2") keep_bdf2_history(h);
   d_.refresh_ghosts();
   apply_friction();
   break_bonds(1.0);
+}
+
+void ImplicitBdem::keep_bdf2_history(double h) {
+  constexpr std::size_t w = GlobalModel::kBdf2HistoryWidth;
+  bdf2_history_.resize(w * d_.n_owned);
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    double* past = &bdf2_history_[w * i];
+    Eigen::Map<Eigen::Vector3d>(past + 0) = p_n_[i];
+    Eigen::Map<Eigen::Vector4d>(past + 3) = q_n_[i];
+    Eigen::Map<Eigen::Vector3d>(past + 7) = v_n_[i];
+    Eigen::Map<Eigen::Vector3d>(past + 10) = w_n_[i];
+  }
+  bdf2_history_step_ = h;
 }
 
 double ImplicitBdem::stress_ratio(const Bond& b) const {
@@ -995,10 +1049,11 @@ void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros. A Newton
   // matrix the next step may keep goes with the state it was assembled at.
   // (The next step is a whole one: a matrix of a cut step's half does not carry.)
-  const bool carries = matrix_carries(dt_);
+  // BDF2 adds its x_{n−1}.
+  const bool carries = matrix_carries(inertia_step(dt_));
   d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
                       carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
-                      carries ? kMatrixState : 0);
+                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

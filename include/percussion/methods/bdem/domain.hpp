@@ -87,11 +87,13 @@ class Domain {
   void write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const;
   // integrator/form name the writer (attributes "integrator", "form"): they say what force/torque hold.
   // newton_width > 0 (the same on every rank): newton_state holds that many numbers per owned particle
-  // (particles/newton_matrix_state).
+  // (particles/newton_matrix_state). bdf2_history (13 numbers per owned particle, or empty on every rank):
+  // particles/bdf2_history, with the length of the step it spans as its attribute "step".
   void write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                         std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                         const std::string& form, std::span<const double> newton_state = {},
-                        int newton_width = 0) const;
+                        int newton_width = 0, std::span<const double> bdf2_history = {},
+                        double bdf2_history_step = 0) const;
 
   const Scene& scene;
   MPI_Comm comm;

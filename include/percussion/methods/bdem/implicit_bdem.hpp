@@ -6,6 +6,10 @@
 // velocity post-process and fracture by the explicit method's stress criteria.
 // With implicit.form = "midpoint" it minimises the symplectic, second-order form (eqs. 2–4) instead:
 // Φ(x) = 1/(2h²)(x − ẑ)ᵀ M_s (x − ẑ) + V((x + x_n)/2), ẑ = x̂ − ½h² M_s⁻¹ ∇V((x_{n−1} + x_n)/2).
+// With implicit.form = "bdf2" it minimises BDF2's, second-order and L-stable: backward Euler's Φ with the step
+// β = 2h/3 and the predictor x̂ = (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3 (quaternions and their chord
+// rates q̇ alike), then v_{n+1} = (x_{n+1} − (4x_n − x_{n−1})/3)/β. The first step, and a step after a cut
+// changed the step length, is a backward-Euler one.
 #include <mpi.h>
 
 #include <Eigen/Core>
@@ -59,7 +63,11 @@ class ImplicitBdem final : public BdemMethod {
   // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
   // An unconverged minimisation is undone and the interval taken as two halves, while cuts_left > 0.
   void solve_interval(double t, double h, int cuts_left);
-  void predict(double t);                 // x̂ (midpoint: ẑ) over h_, prescribed particles moved, pairs ready
+  // x̂ (midpoint: ẑ; BDF2: its two-step predictor) for an interval of length h, prescribed particles moved,
+  // pairs ready.
+  void predict(double t, double h);
+  double inertia_step(double h) const;    // the incremental potential's step for an interval h: h, or BDF2's 2h/3
+  void keep_bdf2_history(double h);       // BDF2: this step's start state becomes the next step's x_{n−1}
   void apply_friction();
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
@@ -72,7 +80,9 @@ class ImplicitBdem final : public BdemMethod {
   void restore_matrix(const GlobalModel& model);  // collective: a checkpoint's carried matrix, assembled again
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
-  double h_ = 0;  // the interval being solved: dt_, or a half, quarter, ... of it after step cuts
+  // The incremental potential's step (inertia_step) for the interval being solved: dt_, or a half, quarter, ... of
+  // it after step cuts; BDF2 two-step intervals 2/3 of that.
+  double h_ = 0;
   solvers::BlockSystem system_;
   double contact_k_ = 0;
   std::vector<Eigen::Matrix<double, 6, 1>> scale_;  // per slot (owned and ghost): D of compute_scale
@@ -88,6 +98,11 @@ class ImplicitBdem final : public BdemMethod {
   // G_l(q)∇_qV with q the state it reached (the next step's q_n); the next ẑ needs it and checkpoints carry it
   // (as "force" and "torque").
   std::vector<Eigen::Vector3d> vgrad_p_, vgrad_y_;
+  // BDF2: per owned particle x, q, v, ω at the start of the last step (GlobalModel::kBdf2HistoryWidth numbers),
+  // and that step's length; 0 = none yet (the next step is a backward-Euler one). v_n_, w_n_: this step's start.
+  std::vector<double> bdf2_history_;
+  double bdf2_history_step_ = 0;
+  std::vector<Eigen::Vector3d> v_n_, w_n_;
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch

@@ -37,6 +37,11 @@ struct GlobalModel {
   // From an implicit checkpoint whose Newton matrix carries into the next step: 18 numbers per particle, the state
   // the matrix was assembled at (ImplicitBdem::matrix_state_); empty otherwise.
   std::vector<double> newton_state;
+  // From an implicit BDF2 checkpoint: per particle x, q, v, ω at the start of the last step (13 numbers, the
+  // step's x_{n−1}), and that step's length; empty and 0 otherwise.
+  static constexpr int kBdf2HistoryWidth = 13;
+  std::vector<double> bdf2_history;
+  double bdf2_history_step = 0;
 
   std::int64_t particles() const { return static_cast<std::int64_t>(x.size()); }
   std::int64_t bonds() const { return static_cast<std::int64_t>(pair.size()); }
