@@ -9,7 +9,8 @@
 # only the first K implicit steps of each scene (the paper-size scenes: their explicit runs take hours), still
 # reporting seconds per frame of the scene's frame interval, e.g.
 #   WINDOW_STEPS=8 scripts/bench/implicit_vs_explicit.sh inputs/bdem/{beam_stretch,beam_twist,chocolate_drop}.json
-# FORM=midpoint runs the implicit copies with implicit.form = "midpoint" (default: each scene's own form).
+# FORM=backward_euler|midpoint|bdf2 runs the implicit copies in that implicit.form (default: each scene's own
+# form; the "form" column says which ran).
 # FRACTURE_CUT_RATIO=R runs them with implicit.fracture_cut_ratio = R (steps that leave a bond over R times its
 # strength are halved, within implicit.step_cuts).
 # REPEAT=N (default 1) runs the explicit and the implicit copy N times each, alternating, and takes each one's
@@ -247,7 +248,9 @@ for stem in stems:
                        f"implicit {best_i:.3g}-{worst_i:.3g} s")
     spf_e, spf_i = seconds_per_frame(best_e, ex, interval), seconds_per_frame(best_i, im, interval)
     c = im.get("counters", {})
-    rows.append((stem, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
+    form_i = {"backward_euler": "BE", "midpoint": "mid", "bdf2": "BDF2"}.get(
+        im_scene.get("implicit", {}).get("form", "backward_euler"), "?")
+    rows.append((stem, form_i, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
                  c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
                  len(broken_e), len(broken_i), overlap, self_overlap, onset_text,
                  "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
@@ -262,13 +265,14 @@ print("the onsets are within 2 frames. expl½ = the same overlap between the exp
 print("half its step (REFERENCE=1): where it is far below 100%, the broken-bond set is not converged in the step,")
 print("and no integrator at a larger step can be expected to reproduce it bond for bond.")
 print()
-header = (f"{'scene':<22} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/frame e':>10} {'s/frame i':>10} "
+header = (f"{'scene':<22} {'form':>4} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/frame e':>10} {'s/frame i':>10} "
           f"{'speed-up':>8} {'Newton/step':>11} {'Krylov/Newton':>13} {'broken e':>8} {'broken i':>8} "
           f"{'overlap':>7} {'expl½':>6} {'onset':>7} {'match':>5}")
 print(header)
 print("-" * len(header))
-for (stem, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged, cuts, fcuts) in rows:
-    print(f"{stem:<22} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
+for (stem, form_i, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged, cuts,
+     fcuts) in rows:
+    print(f"{stem:<22} {form_i:>4} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
           f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {'-' if sov != sov else format(sov, '.0%'):>6} {onset:>7} "
           f"{match:>5}"
           + (f"   ({cuts} step cuts)" if cuts else "")
