@@ -604,6 +604,50 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
   if (rank == 0) std::filesystem::remove_all(dir);
 }
 
+// BDF2 restarted from a backward-Euler checkpoint has no x_{n−1}: it takes the same steps as a fresh start from the
+// checkpoint's state (a backward-Euler step first). A BDF2 checkpoint carries one, with the step it spans, and a
+// run restarted from it takes a BDF2 step at once: other states than a fresh start's.
+TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string dir = shared_temp_dir(), path = dir + "/be.h5";
+  ASSERT_FALSE(dir.empty());
+  const Scene be_scene = block_scene(kCantilever), scene = block_scene(kCantilever, 1e12, "bdf2");
+  {
+    ImplicitBdem be(be_scene, MPI_COMM_WORLD, bdem::model_from_scene(be_scene));
+    for (int s = 0; s < 5; ++s) be.advance();
+    be.write_checkpoint(path);
+  }
+  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  EXPECT_EQ(ck.written_by_form, "backward_euler");
+  EXPECT_TRUE(ck.bdf2_history.empty());
+  bdem::GlobalModel same_state = ck;
+  same_state.from_checkpoint = false;
+  same_state.written_by_form.clear();
+  ImplicitBdem restarted(scene, MPI_COMM_WORLD, ck), fresh(scene, MPI_COMM_WORLD, same_state);
+  for (int s = 0; s < 3; ++s) {
+    restarted.advance();
+    fresh.advance();
+  }
+  EXPECT_EQ(positions(MPI_COMM_WORLD, restarted), positions(MPI_COMM_WORLD, fresh));
+  EXPECT_EQ(velocities(MPI_COMM_WORLD, restarted), velocities(MPI_COMM_WORLD, fresh));
+
+  restarted.write_checkpoint(path);
+  const bdem::GlobalModel bdf2 = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  EXPECT_EQ(bdf2.written_by_form, "bdf2");
+  ASSERT_EQ(bdf2.bdf2_history.size(), bdf2.x.size() * bdem::GlobalModel::kBdf2HistoryWidth);
+  EXPECT_EQ(bdf2.bdf2_history_step, bdf2.time_step);
+  bdem::GlobalModel no_history = bdf2;
+  no_history.bdf2_history.clear();
+  no_history.bdf2_history_step = 0;
+  ImplicitBdem kept(scene, MPI_COMM_WORLD, bdf2), forgot(scene, MPI_COMM_WORLD, no_history);
+  kept.advance();
+  forgot.advance();
+  EXPECT_GT(max_rel_diff(velocities(MPI_COMM_WORLD, kept), velocities(MPI_COMM_WORLD, forgot)), 1e-6);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
 // The other way round: the explicit integrator restarted from a midpoint checkpoint must not take its ∇V
 // (opposite sign, no gravity) as forces; it continues as a fresh explicit start from the same state.
 TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
