@@ -555,6 +555,16 @@ double largest_norm(const std::vector<Eigen::Vector3d>& v) {
   return n;
 }
 
+// Advances both runs `steps` steps: bit-identical positions and velocities.
+void expect_same_steps(ImplicitBdem& a, ImplicitBdem& b, int steps) {
+  for (int s = 0; s < steps; ++s) {
+    a.advance();
+    b.advance();
+  }
+  EXPECT_EQ(positions(MPI_COMM_WORLD, a), positions(MPI_COMM_WORLD, b));
+  EXPECT_EQ(velocities(MPI_COMM_WORLD, a), velocities(MPI_COMM_WORLD, b));
+}
+
 // An explicit checkpoint's force/torque are its forces, not ∇V at a midpoint: the midpoint form restarted from
 // one carries no gradient and takes the same steps as a fresh start from the checkpoint's state. So does a file
 // that does not record its form (written before the "form" attribute); a midpoint checkpoint keeps its gradient.
@@ -582,12 +592,7 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
   bdem::GlobalModel same_state = ck;
   same_state.from_checkpoint = false;
   ImplicitBdem fresh(scene, MPI_COMM_WORLD, same_state);
-  for (int s = 0; s < 3; ++s) {
-    restarted.advance();
-    fresh.advance();
-  }
-  EXPECT_EQ(positions(MPI_COMM_WORLD, restarted), positions(MPI_COMM_WORLD, fresh));
-  EXPECT_EQ(velocities(MPI_COMM_WORLD, restarted), velocities(MPI_COMM_WORLD, fresh));
+  expect_same_steps(restarted, fresh, 3);
 
   // A midpoint checkpoint (restarted's, after its steps) carries a gradient ...
   restarted.write_checkpoint(path);
@@ -625,12 +630,7 @@ TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
   same_state.from_checkpoint = false;
   same_state.written_by_form.clear();
   ImplicitBdem restarted(scene, MPI_COMM_WORLD, ck), fresh(scene, MPI_COMM_WORLD, same_state);
-  for (int s = 0; s < 3; ++s) {
-    restarted.advance();
-    fresh.advance();
-  }
-  EXPECT_EQ(positions(MPI_COMM_WORLD, restarted), positions(MPI_COMM_WORLD, fresh));
-  EXPECT_EQ(velocities(MPI_COMM_WORLD, restarted), velocities(MPI_COMM_WORLD, fresh));
+  expect_same_steps(restarted, fresh, 3);
 
   restarted.write_checkpoint(path);
   const bdem::GlobalModel bdf2 = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);

@@ -781,15 +781,10 @@ void ImplicitBdem::predict(double t, double h) {
       // the inertia term's minimiser on S³, so a free spin turns by exactly ωh.
       if (two_step) {
         // BDF2: x̂ = (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3, and the same with q and q̇ = ½ (ω, 0) ⊗ q.
-        const double* past = &bdf2_history_[GlobalModel::kBdf2HistoryWidth * i];
-        const Eigen::Vector3d x_past = Eigen::Map<const Eigen::Vector3d>(past);
-        Eigen::Vector4d q_past = Eigen::Map<const Eigen::Vector4d>(past + 3);
-        if (q_past.dot(d_.q[i]) < 0) q_past = -q_past;  // the same rotation, on q_n's side of S³
-        const Eigen::Vector3d v_past = Eigen::Map<const Eigen::Vector3d>(past + 7);
-        const Eigen::Vector3d w_past = Eigen::Map<const Eigen::Vector3d>(past + 10);
-        p_hat_[i] = (4.0 * d_.x[i] - x_past) / 3.0 + beta * (4.0 * d_.v[i] - v_past) / 3.0;
-        q_hat_[i] = (4.0 * d_.q[i] - q_past) / 3.0 + beta * (4.0 * quat::qdot_from_omega(d_.q[i], d_.w[i]) -
-                                                             quat::qdot_from_omega(q_past, w_past)) / 3.0;
+        const Bdf2Past past = bdf2_past(i);
+        p_hat_[i] = (4.0 * d_.x[i] - past.x) / 3.0 + beta * (4.0 * d_.v[i] - past.v) / 3.0;
+        q_hat_[i] = (4.0 * d_.q[i] - past.q) / 3.0 + beta * (4.0 * quat::qdot_from_omega(d_.q[i], d_.w[i]) -
+                                                             quat::qdot_from_omega(past.q, past.w)) / 3.0;
       } else {
         p_hat_[i] = d_.x[i] + h * d_.v[i];
         q_hat_[i] = midpoint ? quat::mul(quat::from_rotation_vector(h * d_.w[i]), d_.q[i])
@@ -917,11 +912,9 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) continue;
       if (two_step) {  // BDF2: v_{n+1} = (x_{n+1} − (4x_n − x_{n−1})/3)/β, ω from the same chord rate of q
-        const double* past = &bdf2_history_[GlobalModel::kBdf2HistoryWidth * i];
-        Eigen::Vector4d q_past = Eigen::Map<const Eigen::Vector4d>(past + 3);
-        if (q_past.dot(q_n_[i]) < 0) q_past = -q_past;
-        d_.v[i] = (d_.x[i] - (4.0 * p_n_[i] - Eigen::Map<const Eigen::Vector3d>(past)) / 3.0) / h_;
-        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - (4.0 * q_n_[i] - q_past) / 3.0) / h_);
+        const Bdf2Past past = bdf2_past(i);
+        d_.v[i] = (d_.x[i] - (4.0 * p_n_[i] - past.x) / 3.0) / h_;
+        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - (4.0 * q_n_[i] - past.q) / 3.0) / h_);
         continue;
       }
       d_.v[i] = (d_.x[i] - p_n_[i]) / h;
@@ -935,6 +928,14 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
   d_.refresh_ghosts();
   apply_friction();
   break_bonds(1.0);
+}
+
+ImplicitBdem::Bdf2Past ImplicitBdem::bdf2_past(std::size_t i) const {
+  const double* past = &bdf2_history_[GlobalModel::kBdf2HistoryWidth * i];
+  Bdf2Past p{Eigen::Map<const Eigen::Vector3d>(past), Eigen::Map<const Eigen::Vector3d>(past + 7),
+             Eigen::Map<const Eigen::Vector3d>(past + 10), Eigen::Map<const Eigen::Vector4d>(past + 3)};
+  if (p.q.dot(q_n_[i]) < 0) p.q = -p.q;  // the same rotation
+  return p;
 }
 
 void ImplicitBdem::keep_bdf2_history(double h) {

@@ -68,6 +68,11 @@ class ImplicitBdem final : public BdemMethod {
   void predict(double t, double h);
   double inertia_step(double h) const;    // the incremental potential's step for an interval h: h, or BDF2's 2h/3
   void keep_bdf2_history(double h);       // BDF2: this step's start state becomes the next step's x_{n−1}
+  struct Bdf2Past {
+    Eigen::Vector3d x, v, w;
+    Eigen::Vector4d q;  // on q_n's side of S³
+  };
+  Bdf2Past bdf2_past(std::size_t i) const;  // owned particle i at the last step's start
   void apply_friction();
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
