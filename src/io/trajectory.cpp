@@ -105,10 +105,9 @@ void TrajectoryWriter::start_new() {
 
 void TrajectoryWriter::resume(long resume_step) {
   file_ = H5File::open_rw(comm_, h5_path_);
-  const H5File& file = file_;
-  if (!has_attribute(file.id(), "kind") || read_attribute_string(file.id(), "kind") != "trajectory")
+  if (!has_attribute(file_.id(), "kind") || read_attribute_string(file_.id(), "kind") != "trajectory")
     throw InputError(h5_path_ + ": not a Percussion trajectory (no kind=\"trajectory\" attribute)");
-  const std::int64_t stored = read_attribute_int(file.id(), "particles");
+  const std::int64_t stored = read_attribute_int(file_.id(), "particles");
   if (stored != n_particles_)
     throw InputError(h5_path_ + ": holds " + std::to_string(stored) + " particles, the run has " +
                      std::to_string(n_particles_));
@@ -116,8 +115,8 @@ void TrajectoryWriter::resume(long resume_step) {
   // Frames and observable rows are written together; keep their common prefix with step <=
   // resume_step (a frame interrupted before its observables row is dropped too).
   std::vector<std::int64_t> rows;
-  if (exists(file.id(), "observables/step")) rows = read_all_int(file.id(), "observables/step");
-  std::vector<std::string> names = members(file.id(), "frames");
+  if (exists(file_.id(), "observables/step")) rows = read_all_int(file_.id(), "observables/step");
+  std::vector<std::string> names = members(file_.id(), "frames");
   std::vector<std::string> frame_names;
   for (const std::string& name : names)
     if (is_frame_name(name)) frame_names.push_back(name);
@@ -127,16 +126,16 @@ void TrajectoryWriter::resume(long resume_step) {
   frames_.clear();
   for (std::size_t i = 0; i < frame_names.size() && i < rows.size(); ++i) {
     if (frame_names[i] != frame_name(static_cast<int>(i))) break;
-    H5Group group = H5Group::open(file.id(), "frames/" + frame_names[i]);
+    H5Group group = H5Group::open(file_.id(), "frames/" + frame_names[i]);
     const long step = static_cast<long>(read_attribute_int(group.id(), "step"));
     if (step > resume_step || step != rows[i] || !exists(group.id(), "bonds")) break;
     frames_.push_back({step, read_attribute_double(group.id(), "time"), shape(group.id(), "bonds").at(0)});
   }
   for (const std::string& name : names)
     if (is_frame_name(name) && std::stol(name) >= static_cast<long>(frames_.size()))
-      remove(file.id(), "frames/" + name);
+      remove(file_.id(), "frames/" + name);
   {
-    H5Group observables = H5Group::open(file.id(), "observables");
+    H5Group observables = H5Group::open(file_.id(), "observables");
     for (const char* name : kObservableNames)
       if (exists(observables.id(), name))
         resize_rows(observables.id(), name, static_cast<std::int64_t>(frames_.size()));
@@ -152,11 +151,10 @@ void TrajectoryWriter::write_frame(const FrameObservables& observables, const Fr
 
   const int index = frames();
   const std::string name = "frames/" + frame_name(index);
-  const H5File& file = file_;
   std::int64_t bonds = 0;
   {
-    remove(file.id(), name);  // left over from a frame that was interrupted
-    H5Group group = H5Group::create(file.id(), name);
+    remove(file_.id(), name);  // left over from a frame that was interrupted
+    H5Group group = H5Group::create(file_.id(), name);
     write_attribute(group.id(), "step", static_cast<std::int64_t>(obs.step));
     write_attribute(group.id(), "time", obs.time);
     const hid_t g = group.id();
@@ -170,7 +168,7 @@ void TrajectoryWriter::write_frame(const FrameObservables& observables, const Fr
     bonds = shape(g, "bonds").at(0);
   }
   {
-    H5Group group = H5Group::open(file.id(), "observables");
+    H5Group group = H5Group::open(file_.id(), "observables");
     const hid_t g = group.id();
     append_int(g, "step", obs.step);
     append_double(g, "time", obs.time);

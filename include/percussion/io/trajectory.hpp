@@ -10,7 +10,7 @@
 //                 bonds_broken, contacts}: extensible, one row per frame
 // The file stays open while the writer lives and is flushed after every frame, so it is complete whenever no
 // frame is being written (a killed run leaves a readable file and a restart continues it). Opening and closing
-// it around every frame cost a third of a small scene's frame time.
+// it around every frame cost about a fifth of a small scene's frame time (0.55 of 2.8 ms).
 #include <mpi.h>
 
 #include <array>
