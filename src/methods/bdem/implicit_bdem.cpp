@@ -256,6 +256,7 @@ double ImplicitBdem::evaluate(Want want) {
   // A contact refresh (implicit.contact_refresh): the bonds and the inertia keep their blocks, the contacts'
   // blocks change by what their Hessians changed since they were put in.
   const bool refresh = want == Want::Hessian && contacts_only_;
+  const bool bonds_kept = refresh && bonds_at_state_;
   if (want == Want::Hessian) {
     contact_active_.assign(np, 0);
     planes_active_.assign(n, 0);
@@ -300,6 +301,7 @@ double ImplicitBdem::evaluate(Want want) {
         ghost_rows_[k * kGhostRowWidth + 72] = -1;
       }
       if (p.bond >= 0 && d_.bonds[p.bond].intact) {
+        if (bonds_kept) continue;  // c and pair_energy_ already hold this state's bond terms
         const physics::BondRest& rest = d_.bonds[p.bond].rest;
         if (want == Want::Energy) {
           pair_energy_[k] = physics::bond_energy(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest);
@@ -560,8 +562,9 @@ bool ImplicitBdem::minimise() {
     if (!gradient_first || (res >= tolerance && !lagged)) {
       // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
       contacts_only_ = newton && scene_.implicit.contact_refresh && assembled_in_step;
+      bonds_at_state_ = gradient_at_state;
       evaluate(newton ? Want::Hessian : Want::Gradient);
-      contacts_only_ = false;
+      contacts_only_ = bonds_at_state_ = false;
       assembled_in_step = newton;
       res = residual();
       hessian_current_ = newton;

@@ -126,6 +126,9 @@ class ImplicitBdem final : public BdemMethod {
   // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
   // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
   bool contacts_only_ = false;
+  // ...and the bonds' gradients and energies from the last evaluation are at the current state (the line search
+  // evaluated its accepted full step with its gradient): a refresh then leaves the bonds alone altogether.
+  bool bonds_at_state_ = false;
   bool matrix_mixed_ = false;  // the matrix holds blocks of two states: a restart could not rebuild it, so it never carries
   std::vector<Eigen::Matrix3d> pair_contact_hessian_, plane_contact_hessian_;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
