@@ -12,6 +12,25 @@
 #include "percussion/parallel/partition.hpp"
 
 namespace percussion::bdem {
+namespace {
+// Orders entries by bucket(e) in [0, buckets), and by `less` within a bucket; returns where each bucket starts.
+// A counting sort on the bucket and an insertion sort inside each (a particle has a dozen pairs), in place of
+// one comparison sort of every entry: the rebuild's sorts took 2.8 % of a chocolate_drop run.
+template <class Entry, class Bucket, class Less>
+std::vector<std::int32_t> bucket_sort(std::vector<Entry>& entries, std::size_t buckets, Bucket bucket, Less less) {
+  std::vector<std::int32_t> start(buckets + 1, 0);
+  for (const Entry& e : entries) ++start[static_cast<std::size_t>(bucket(e)) + 1];
+  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+  std::vector<std::int32_t> fill(start.begin(), start.end() - 1);
+  std::vector<Entry> sorted(entries.size());
+  for (const Entry& e : entries) sorted[static_cast<std::size_t>(fill[static_cast<std::size_t>(bucket(e))]++)] = e;
+  for (std::size_t b = 0; b < buckets; ++b)
+    for (std::int32_t k = start[b] + 1; k < start[b + 1]; ++k)
+      for (std::int32_t j = k; j > start[b] && less(sorted[j], sorted[j - 1]); --j) std::swap(sorted[j], sorted[j - 1]);
+  entries.swap(sorted);
+  return start;
+}
+}  // namespace
 
 Domain::Domain(const Scene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers& timers)
     : scene(s), comm(c), timers_(timers), halo_(c) {
@@ -186,10 +205,14 @@ void Domain::build_pairs() {
   });
   for (std::size_t k = 0; k < bonds.size(); ++k)
     if (bonds[k].intact) entries.push_back({bonds[k].a, bonds[k].b, bonds[k].la, bonds[k].lb, static_cast<std::int32_t>(k)});
-  // One pair per particle pair; a bond entry wins over a contact entry.
-  std::sort(entries.begin(), entries.end(), [](const Entry& l, const Entry& r) {
-    return std::tie(l.ga, l.gb, r.bond) < std::tie(r.ga, r.gb, l.bond);
-  });
+  // One pair per particle pair, in global-id order; a bond entry wins over a contact entry. Bucketed by the slot
+  // of a, the buckets taken in their particles' id order.
+  std::vector<std::int32_t> by_id(x.size()), rank_of(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) by_id[i] = static_cast<std::int32_t>(i);
+  std::sort(by_id.begin(), by_id.end(), [&](std::int32_t l, std::int32_t r) { return gid[l] < gid[r]; });
+  for (std::size_t k = 0; k < by_id.size(); ++k) rank_of[by_id[k]] = static_cast<std::int32_t>(k);
+  bucket_sort(entries, x.size(), [&](const Entry& e) { return rank_of[e.a]; },
+              [](const Entry& l, const Entry& r) { return std::tie(l.gb, r.bond) < std::tie(r.gb, l.bond); });
   pairs.clear();
   for (std::size_t k = 0; k < entries.size(); ++k) {
     if (k > 0 && entries[k].ga == entries[k - 1].ga && entries[k].gb == entries[k - 1].gb) continue;
@@ -226,15 +249,10 @@ void Domain::build_routing() {
     entries.push_back({targets[r].owned, targets[r].tag, 2 * np + static_cast<std::int32_t>(r)});
     ++partners_other_[targets[r].owned];
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& l, const Entry& r) { return std::tie(l.owned, l.partner) < std::tie(r.owned, r.partner); });
-  sum_start_.assign(n_owned + 1, 0);
+  sum_start_ = bucket_sort(entries, n_owned, [](const Entry& e) { return e.owned; },
+                           [](const Entry& l, const Entry& r) { return l.partner < r.partner; });
   sum_slot_.resize(entries.size());
-  for (std::size_t e = 0; e < entries.size(); ++e) {
-    ++sum_start_[entries[e].owned + 1];
-    sum_slot_[e] = entries[e].slot;
-  }
-  for (std::size_t i = 0; i < n_owned; ++i) sum_start_[i + 1] += sum_start_[i];
+  for (std::size_t e = 0; e < entries.size(); ++e) sum_slot_[e] = entries[e].slot;
   contrib_.assign(12 * pairs.size(), 0.0);
   reverse_send_.assign(6 * reverse_slot_.size(), 0.0);
 }
