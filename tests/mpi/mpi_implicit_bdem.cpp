@@ -512,6 +512,49 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
   }
 }
 
+// Free fall from an exact BDF2 history (the state a step before, on the parabola x_0 + ½gt²): BDF2 is exact for it,
+// also when the last step was shorter or longer, as its coefficients follow the ratio of the two (variable-step
+// BDF2). Backward Euler there would leave ½ g h² = 2e-5 m after one step, as it does once the ratio is above 2.
+// Last, a run whose every try fails and is halved (one Newton iteration each, step_cuts 1) starts from a history
+// over a full step: its first half step has the ratio ½. The spheres are apart and unbonded, so each Newton
+// iteration is exact.
+TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
+  const double h = 2e-3;
+  Scene scene = chain_scene("bdf2", h);
+  scene.bodies[0].bonded = false;
+  scene.gravity = Eigen::Vector3d(0, 0, -9.81);
+  auto run = [&](const Scene& s, double last_step, int steps) {
+    bdem::GlobalModel g = bdem::model_from_scene(s);
+    constexpr std::size_t w = bdem::GlobalModel::kBdf2HistoryWidth;
+    g.bdf2_history.assign(w * g.x.size(), 0.0);
+    for (std::size_t i = 0; i < g.x.size(); ++i) {
+      g.x[i] *= 2.0;  // apart: no contacts
+      double* past = &g.bdf2_history[w * i];  // at t = −last_step: x_0 + ½ g last_step², v = −g last_step, no spin
+      Eigen::Map<Eigen::Vector3d>(past + 0) = g.x[i] + 0.5 * last_step * last_step * s.gravity;
+      Eigen::Map<Eigen::Vector4d>(past + 3) = g.q[i];
+      Eigen::Map<Eigen::Vector3d>(past + 7) = -last_step * s.gravity;
+    }
+    g.bdf2_history_step = last_step;
+    g.written_by_form = "bdf2";  // as a BDF2 checkpoint would hold it
+    ImplicitBdem m(s, MPI_COMM_WORLD, g);
+    for (int k = 0; k < steps; ++k) m.advance();
+    const auto x = positions(MPI_COMM_WORLD, m);
+    const double t = m.time();
+    double error = 0;
+    for (std::size_t i = 0; i < g.x.size(); ++i)
+      error = std::max(error, (Eigen::Map<const Eigen::Vector3d>(&x[3 * i]) - (g.x[i] + 0.5 * t * t * s.gravity)).norm());
+    return std::make_pair(error, m.counters());
+  };
+  for (const double last : {h, 0.5 * h, 2.0 * h}) EXPECT_LT(run(scene, last, 3).first, 1e-10) << "last step " << last;
+  EXPECT_NEAR(run(scene, h / 3, 1).first, 0.5 * 9.81 * h * h, 1e-9);  // ratio 3: backward Euler
+  Scene cut = scene;
+  cut.implicit.max_iterations = 1;
+  cut.implicit.step_cuts = 1;
+  const auto [error, counters] = run(cut, h, 3);
+  EXPECT_EQ(counters.at("step_cuts"), 3);
+  EXPECT_LT(error, 1e-10);
+}
+
 // Free spheres spinning about different axes at ωh = 0.5: a free spin is a geodesic on S³, which the midpoint
 // form's predictor (q̂ = exp(ωh) ⊗ q_n) and velocity recovery (ω = 2 log(q_{n+1} ⊗ q̄_n)/h) follow exactly.
 // The chord predictor q_n + h q̇_n lost (ωh)²/8 of ω a step (3% here).

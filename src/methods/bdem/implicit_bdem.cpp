@@ -52,6 +52,9 @@ constexpr double kFractureBand = 0.9;
 // Over drop_small's whole run: 0.05 → 213 Newton iterations, 0.1 → 208, 0.2 → 189, never → 266 (and more energy
 // left: 51.9 against 46.4 J with normals that follow the iterate, 46.2 J at 0.1).
 constexpr double kNormalDrift = 0.1;
+// BDF2 keeps its history over step changes up to this ratio: a cut's halves are followed by steps twice as long.
+// Beyond it (1 + √2 is the stability bound) a step restarts with backward Euler.
+constexpr double kMaxBdf2Ratio = 2.0;
 
 // -bdem_single_precision_product [1|0|true|false|yes|no|on|off]: 0 gives PETSc's double-precision product.
 bool single_precision_product_option() {
@@ -757,15 +760,25 @@ bool ImplicitBdem::minimise() {
   return converged;
 }
 
+ImplicitBdem::Bdf2Weights ImplicitBdem::bdf2_weights(double h) const {
+  const double omega = h / bdf2_history_step_;
+  return {(1.0 + omega) * (1.0 + omega), omega * omega, 1.0 + 2.0 * omega};
+}
+
 double ImplicitBdem::inertia_step(double h) const {
-  return scene_.implicit.form == "bdf2" && bdf2_history_step_ == h ? 2.0 * h / 3.0 : h;
+  // Backward Euler without a history (the first step, a restart from another form) or after a step more than
+  // kMaxBdf2Ratio times the last (variable-step BDF2 is zero-stable only for ratios below 1 + √2).
+  if (scene_.implicit.form != "bdf2" || !(bdf2_history_step_ > 0) || h > kMaxBdf2Ratio * bdf2_history_step_) return h;
+  const Bdf2Weights w = bdf2_weights(h);
+  return h * (1.0 + h / bdf2_history_step_) / w.over;
 }
 
 void ImplicitBdem::predict(double t, double h) {
   const std::size_t n = d_.n_owned;
   const bool midpoint = scene_.implicit.form == "midpoint";
-  const bool two_step = h_ != h;  // BDF2 with a history over a step of the same length (inertia_step)
+  const bool two_step = h_ != h;  // BDF2 with a history (inertia_step)
   const double beta = h_;
+  const Bdf2Weights c = two_step ? bdf2_weights(h) : Bdf2Weights{};
   p_n_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
   q_n_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
   p_hat_.resize(n);
@@ -783,11 +796,13 @@ void ImplicitBdem::predict(double t, double h) {
       // by 2 atan(ωh/2) a step and loses (ωh)²/8 of ω; the midpoint form drifts along the geodesic exp(ωh) ⊗ q_n,
       // the inertia term's minimiser on S³, so a free spin turns by exactly ωh.
       if (two_step) {
-        // BDF2: x̂ = (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3, and the same with q and q̇ = ½ (ω, 0) ⊗ q.
+        // BDF2: x̂ = x̄ + β v̄ (with ω = 1, (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3), and the same with q and
+        // q̇ = ½ (ω, 0) ⊗ q.
         const Bdf2Past past = bdf2_past(i);
-        p_hat_[i] = (4.0 * d_.x[i] - past.x) / 3.0 + beta * (4.0 * d_.v[i] - past.v) / 3.0;
-        q_hat_[i] = (4.0 * d_.q[i] - past.q) / 3.0 + beta * (4.0 * quat::qdot_from_omega(d_.q[i], d_.w[i]) -
-                                                             quat::qdot_from_omega(past.q, past.w)) / 3.0;
+        p_hat_[i] = (c.now * d_.x[i] - c.past * past.x) / c.over + beta * (c.now * d_.v[i] - c.past * past.v) / c.over;
+        q_hat_[i] = (c.now * d_.q[i] - c.past * past.q) / c.over +
+                    beta * (c.now * quat::qdot_from_omega(d_.q[i], d_.w[i]) -
+                            c.past * quat::qdot_from_omega(past.q, past.w)) / c.over;
       } else {
         p_hat_[i] = d_.x[i] + h * d_.v[i];
         q_hat_[i] = midpoint ? quat::mul(quat::from_rotation_vector(h * d_.w[i]), d_.q[i])
@@ -912,12 +927,13 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
   {
     ScopedPhase timer(timers_, Phase::Integrate);
     const bool two_step = h_ != h;
+    const Bdf2Weights c = two_step ? bdf2_weights(h) : Bdf2Weights{};
     for (std::size_t i = 0; i < n; ++i) {
       if (d_.constraint[i] >= 0) continue;
-      if (two_step) {  // BDF2: v_{n+1} = (x_{n+1} − (4x_n − x_{n−1})/3)/β, ω from the same chord rate of q
+      if (two_step) {  // BDF2: v_{n+1} = (x_{n+1} − x̄)/β, ω from the same chord rate of q
         const Bdf2Past past = bdf2_past(i);
-        d_.v[i] = (d_.x[i] - (4.0 * p_n_[i] - past.x) / 3.0) / h_;
-        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - (4.0 * q_n_[i] - past.q) / 3.0) / h_);
+        d_.v[i] = (d_.x[i] - (c.now * p_n_[i] - c.past * past.x) / c.over) / h_;
+        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - (c.now * q_n_[i] - c.past * past.q) / c.over) / h_);
         continue;
       }
       d_.v[i] = (d_.x[i] - p_n_[i]) / h;

@@ -8,8 +8,9 @@
 // Φ(x) = 1/(2h²)(x − ẑ)ᵀ M_s (x − ẑ) + V((x + x_n)/2), ẑ = x̂ − ½h² M_s⁻¹ ∇V((x_{n−1} + x_n)/2).
 // With implicit.form = "bdf2" it minimises BDF2's, second-order and L-stable: backward Euler's Φ with the step
 // β = 2h/3 and the predictor x̂ = (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3 (quaternions and their chord
-// rates q̇ alike), then v_{n+1} = (x_{n+1} − (4x_n − x_{n−1})/3)/β. The first step, and a step after a cut
-// changed the step length, is a backward-Euler one.
+// rates q̇ alike), then v_{n+1} = (x_{n+1} − (4x_n − x_{n−1})/3)/β. After a step of another length (a cut) the
+// coefficients follow the ratio of the two steps (bdf2_weights). The first step is a backward-Euler one, and so is
+// a step more than twice the last.
 #include <mpi.h>
 
 #include <Eigen/Core>
@@ -66,7 +67,13 @@ class ImplicitBdem final : public BdemMethod {
   // x̂ (midpoint: ẑ; BDF2: its two-step predictor) for an interval of length h, prescribed particles moved,
   // pairs ready.
   void predict(double t, double h);
-  double inertia_step(double h) const;    // the incremental potential's step for an interval h: h, or BDF2's 2h/3
+  double inertia_step(double h) const;    // the incremental potential's step for an interval h: h, or BDF2's β
+  // BDF2 over a step h after one of h_prev, ω = h/h_prev (variable-step BDF2): x̄ = ((1+ω)² x_n − ω² x_{n−1})/(1+2ω),
+  // β = h(1+ω)/(1+2ω); with ω = 1, (4x_n − x_{n−1})/3 and 2h/3. `now`, `past` and `over` are (1+ω)², ω², 1+2ω.
+  struct Bdf2Weights {
+    double now, past, over;
+  };
+  Bdf2Weights bdf2_weights(double h) const;
   void keep_bdf2_history(double h);       // BDF2: this step's start state becomes the next step's x_{n−1}
   struct Bdf2Past {
     Eigen::Vector3d x, v, w;
