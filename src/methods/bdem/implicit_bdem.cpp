@@ -799,8 +799,8 @@ void ImplicitBdem::predict(double t, double h) {
         // BDF2: x̂ = x̄ + β v̄ (with ω = 1, (4x_n − x_{n−1})/3 + β (4v_n − v_{n−1})/3), and the same with q and
         // q̇ = ½ (ω, 0) ⊗ q.
         const Bdf2Past past = bdf2_past(i);
-        p_hat_[i] = (c.now * d_.x[i] - c.past * past.x) / c.over + beta * (c.now * d_.v[i] - c.past * past.v) / c.over;
-        q_hat_[i] = (c.now * d_.q[i] - c.past * past.q) / c.over +
+        p_hat_[i] = c.bar(d_.x[i], past.x) + beta * (c.now * d_.v[i] - c.past * past.v) / c.over;
+        q_hat_[i] = c.bar(d_.q[i], past.q) +
                     beta * (c.now * quat::qdot_from_omega(d_.q[i], d_.w[i]) -
                             c.past * quat::qdot_from_omega(past.q, past.w)) / c.over;
       } else {
@@ -932,8 +932,8 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
       if (d_.constraint[i] >= 0) continue;
       if (two_step) {  // BDF2: v_{n+1} = (x_{n+1} − x̄)/β, ω from the same chord rate of q
         const Bdf2Past past = bdf2_past(i);
-        d_.v[i] = (d_.x[i] - (c.now * p_n_[i] - c.past * past.x) / c.over) / h_;
-        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - (c.now * q_n_[i] - c.past * past.q) / c.over) / h_);
+        d_.v[i] = (d_.x[i] - c.bar(p_n_[i], past.x)) / h_;
+        d_.w[i] = quat::omega_from_qdot(d_.q[i], (d_.q[i] - c.bar(q_n_[i], past.q)) / h_);
         continue;
       }
       d_.v[i] = (d_.x[i] - p_n_[i]) / h;

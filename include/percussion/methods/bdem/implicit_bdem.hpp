@@ -72,6 +72,11 @@ class ImplicitBdem final : public BdemMethod {
   // β = h(1+ω)/(1+2ω); with ω = 1, (4x_n − x_{n−1})/3 and 2h/3. `now`, `past` and `over` are (1+ω)², ω², 1+2ω.
   struct Bdf2Weights {
     double now, past, over;
+    // x̄ (or q̄) from the values at this step's start and the last one's.
+    template <class V>
+    V bar(const V& at_start, const V& at_last_start) const {
+      return (now * at_start - past * at_last_start) / over;
+    }
   };
   Bdf2Weights bdf2_weights(double h) const;
   void keep_bdf2_history(double h);       // BDF2: this step's start state becomes the next step's x_{n−1}
