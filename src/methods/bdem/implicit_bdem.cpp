@@ -634,7 +634,7 @@ bool ImplicitBdem::minimise() {
       // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
       // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
       // differ little, go to point-block Jacobi at once. (D-ILU never shifts; sending its slow solves there as
-      // well cost more than it saved once its preconditioner was rebuilt on contact changes, see docs/scenes.md.)
+      // well cost more than it saved once its preconditioner was rebuilt on contact changes, see docs/implicit_bdem.md.)
       solvers::BlockSystem::Result result{};
       const long fallbacks_before = fallback_solves_;
       auto solve_block_jacobi = [&]() {
