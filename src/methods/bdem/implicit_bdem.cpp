@@ -99,6 +99,20 @@ bool eisenstat_dilu_option() {
                    "' (for PETSc's, add -bdem_pc_type bjacobi)");
 }
 
+// The explicit contact's dashpot realises `restitution`; the implicit contact is the paper's penalty alone
+// (notes §2.7), whose bounce the step's own damping sets. Say so rather than ignore the key silently.
+void warn_unused_restitution(const Scene& scene) {
+  double e = 1.0;
+  for (const auto& m : scene.materials) e = std::min(e, m.restitution);
+  for (const auto& o : scene.obstacles) e = std::min(e, o.restitution);
+  if (!(e < 1.0)) return;
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "implicit: contact restitution (lowest %.3g) is the explicit integrator's dashpot; implicit contacts "
+                "have none, the step's damping sets the bounce", e);
+  log::info(text);
+}
+
 }  // namespace
 
 ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
@@ -120,6 +134,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6) {
   h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
+  warn_unused_restitution(scene);
   predicted_normals_ = scene_.implicit.contact_normal == "predicted";
   midpoint_contacts_ = scene_.implicit.form == "midpoint";
   PetscBool monitor = PETSC_FALSE;
