@@ -15,6 +15,7 @@
 # strength are halved, within implicit.step_cuts).
 # REPEAT=N (default 1) runs the explicit and the implicit copy N times each, alternating, and takes each one's
 # shortest time loop: on a shared machine another tenant's load moves single runs by 20-30 %.
+# REPORT=DIR prints the table again from the run directories a KEEP=1 run left in DIR, running nothing.
 # REFERENCE=1 (the default without WINDOW_STEPS) also runs each scene explicitly at half the explicit step, and
 # prints how far the explicit broken-bond set itself moves when the step is halved: the overlap that
 # implicit-vs-explicit can be expected to reach on that scene.
@@ -27,6 +28,200 @@ cd "$root"
 build_dir="${BUILD_DIR:-build}"
 percussion="$build_dir/percussion"
 python="$(percussion_python)"
+# report WORK [REFERENCE STEM...]: the table from the run directories in WORK (stems and reference found there
+# when not given).
+report() {
+  local work="$1" reference="${2:-}" stems=("${@:3}") n_opt=0 f
+  if [[ -z "$reference" ]]; then
+    reference=0
+    for f in "$work"/*.explicit.json; do
+      [[ -e "$f" ]] && stems+=("$(basename "$f" .explicit.json)")
+    done
+    [[ -n "$(compgen -G "$work/*.explicit_half.json")" ]] && reference=1
+  fi
+  [[ -f "$work/drape.gradient/summary.json" && -f "$work/drape.newton/summary.json" ]] && n_opt=2
+"$python" - "$work" "$reference" "$n_opt" "${stems[@]}" <<'EOF'
+import json, os, sys
+import h5py
+import numpy as np
+
+work, reference, n_opt, stems = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4:]
+
+def load(name):
+    with open(os.path.join(work, name, "summary.json")) as f:
+        summary = json.load(f)
+    with open(os.path.join(work, name + ".json")) as f:
+        scene = json.load(f)
+    return summary, scene
+
+def loop_seconds(summary):
+    # wall of the time loop alone, without generation, partitioning and bonding
+    return summary["loop_seconds"]
+
+def shortest_loop(name, summary):
+    # the first run and its REPEAT copies (name.r2, name.r3, ...): the shortest time loop
+    seconds, r = [loop_seconds(summary)], 2
+    while os.path.exists(os.path.join(work, f"{name}.r{r}", "summary.json")):
+        with open(os.path.join(work, f"{name}.r{r}", "summary.json")) as f:
+            seconds.append(loop_seconds(json.load(f)))
+        r += 1
+    return min(seconds), max(seconds), len(seconds)
+
+def seconds_per_frame(seconds, summary, frame_interval):
+    frames = summary["simulated_time"] / frame_interval
+    return seconds / frames if frames > 0 else float("nan")
+
+def fracture(name, frame_interval):
+    """(bonds intact at the start, intact at the end, first-fracture frame or None), bonds as sorted id pairs."""
+    with open_h5(name) as f:
+        frames = sorted(f["frames"].keys())
+        def bonds(key):
+            return {tuple(sorted(map(int, b))) for b in f["frames"][key]["bonds"][:]}
+        first, last = bonds(frames[0]), bonds(frames[-1])
+        broken = f["observables"]["bonds_broken"][:]
+        time = f["observables"]["time"][:]
+        hits = [t for t, b in zip(time, broken) if b > 0]
+        onset = round(hits[0] / frame_interval) if hits else None
+    return first, last, onset
+
+def jaccard(a, b):
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+def open_h5(name):
+    return h5py.File(os.path.join(work, name, "trajectory.h5"), "r")
+
+def fragments(name):
+    """Fragment label of each particle (ordered by id) at the last frame: the components of the intact bonds."""
+    with open_h5(name) as f:
+        last = f["frames"][sorted(f["frames"].keys())[-1]]
+        ids = last["id"][:].astype(np.int64)
+        bonds = last["bonds"][:].astype(np.int64).reshape(-1, 2)
+    ids.sort()
+    a, b = np.searchsorted(ids, bonds[:, 0]), np.searchsorted(ids, bonds[:, 1])
+    label = np.arange(len(ids))
+    while True:  # each particle takes its bonded neighbours' smallest label, then labels jump to their roots
+        new = label.copy()
+        smaller = np.minimum(label[a], label[b])
+        np.minimum.at(new, a, smaller)
+        np.minimum.at(new, b, smaller)
+        while not np.array_equal(new, new[new]):
+            new = new[new]
+        if np.array_equal(new, label):
+            return ids, label
+        label = new
+
+def largest(label, k=3):
+    return sorted(np.bincount(label)[np.unique(label)], reverse=True)[:k]
+
+def piece_overlap(la, lb):
+    """Mean over the particles of |P_a ∩ P_b| / |P_a ∪ P_b|, P_a and P_b the particle's fragments in the two runs:
+    1 = the same pieces; a beam that broke into 3 pieces against one that did not, 0.7."""
+    _, ka = np.unique(la, return_inverse=True)
+    _, kb = np.unique(lb, return_inverse=True)
+    _, joint, both = np.unique(ka.astype(np.int64) * (kb.max() + 1) + kb, return_inverse=True, return_counts=True)
+    common = both[joint]
+    return float(np.mean(common / (np.bincount(ka)[ka] + np.bincount(kb)[kb] - common)))
+
+def fragment_agreement(name_a, name_b):
+    ids_a, la = fragments(name_a)
+    ids_b, lb = fragments(name_b)
+    if not np.array_equal(ids_a, ids_b):
+        sys.exit(f"bench: {name_a} and {name_b} hold different particles")
+    return piece_overlap(la, lb), largest(la), largest(lb)
+
+rows, spreads = [], []
+for stem in stems:
+    ex, ex_scene = load(stem + ".explicit")
+    im, im_scene = load(stem + ".implicit")
+    interval = ex_scene["output"]["frame_interval"]
+    sidecar = os.path.join(work, stem + ".explicit.json.frame")
+    if os.path.exists(sidecar):  # WINDOW_STEPS: the scene's own frame interval
+        with open(sidecar) as f:
+            interval = float(f.read())
+    first_e, last_e, onset_e = fracture(stem + ".explicit", interval)
+    first_i, last_i, onset_i = fracture(stem + ".implicit", interval)
+    if first_e != first_i:
+        sys.exit(f"bench: {stem}: the explicit and implicit runs start from different bonds")
+    broken_e, broken_i = first_e - last_e, first_i - last_i
+    overlap = jaccard(broken_e, broken_i)
+    self_overlap = self_pieces = float("nan")
+    pov, pieces_e, pieces_i = fragment_agreement(stem + ".explicit", stem + ".implicit")
+    if reference:  # the explicit run against itself at half the step
+        first_h, last_h, _ = fracture(stem + ".explicit_half", interval)
+        self_overlap = jaccard(broken_e, first_h - last_h)
+        self_pieces = fragment_agreement(stem + ".explicit", stem + ".explicit_half")[0]
+    if onset_e is None and onset_i is None:
+        onset_ok, onset_text = True, "-/-"
+    elif onset_e is None or onset_i is None:
+        onset_ok, onset_text = False, f"{onset_e if onset_e is not None else '-'}/{onset_i if onset_i is not None else '-'}"
+    else:
+        onset_ok, onset_text = abs(onset_e - onset_i) <= 2, f"{onset_e}/{onset_i}"
+    best_e, worst_e, runs = shortest_loop(stem + ".explicit", ex)
+    best_i, worst_i, _ = shortest_loop(stem + ".implicit", im)
+    if runs > 1:
+        spreads.append(f"{stem}: {runs} runs each, time loop explicit {best_e:.3g}-{worst_e:.3g} s, "
+                       f"implicit {best_i:.3g}-{worst_i:.3g} s")
+    spf_e, spf_i = seconds_per_frame(best_e, ex, interval), seconds_per_frame(best_i, im, interval)
+    c = im.get("counters", {})
+    form_i = {"backward_euler": "BE", "midpoint": "mid", "bdf2": "BDF2"}.get(
+        im_scene.get("implicit", {}).get("form", "backward_euler"), "?")
+    rows.append((stem, form_i, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
+                 c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
+                 len(broken_e), len(broken_i), overlap, self_overlap, onset_text, pov, self_pieces, pieces_e, pieces_i,
+                 "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
+                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0))))
+
+print()
+print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), 1 rank each"
+      + (" (the shortest of REPEAT runs)." if spreads else "."))
+print("overlap = |broken_expl ∩ broken_impl| / |broken_expl ∪ broken_impl| (intact bonds of the last frames);")
+print("onset = frame of the first broken bond, explicit/implicit; fracture matches when overlap >= 95% and")
+print("the onsets are within 2 frames. expl½ = the same overlap between the explicit run and the explicit run at")
+print("half its step (REFERENCE=1): where it is far below 100%, the broken-bond set is not converged in the step,")
+print("and no integrator at a larger step can be expected to reproduce it bond for bond.")
+print("pieces = the three largest fragments (components of the intact bonds at the end), explicit | implicit;")
+print("piece ov = the mean over the particles of |P_e ∩ P_i| / |P_e ∪ P_i|, P_e and P_i a particle's fragment in the two")
+print("runs (1 = the same pieces); piece½ = the same for the explicit run at half its step.")
+print()
+header = (f"{'scene':<22} {'form':>4} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/frame e':>10} {'s/frame i':>10} "
+          f"{'speed-up':>8} {'Newton/step':>11} {'Krylov/Newton':>13} {'broken e':>8} {'broken i':>8} "
+          f"{'overlap':>7} {'expl½':>6} {'onset':>7} {'match':>5} {'piece ov':>8} {'piece½':>6}  pieces")
+print(header)
+print("-" * len(header))
+def pct(x):
+    return "-" if x != x else format(x, ".0%")
+
+for (stem, form_i, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, pov, spov, pe, pi, match,
+     unconverged, cuts, fcuts) in rows:
+    print(f"{stem:<22} {form_i:>4} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
+          f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {pct(sov):>6} {onset:>7} {match:>5} {pov:>8.2f} "
+          f"{'-' if spov != spov else format(spov, '.2f'):>6}  {'/'.join(map(str, pe))} | {'/'.join(map(str, pi))}"
+          + (f"   ({cuts} step cuts)" if cuts else "")
+          + (f"   ({fcuts} fracture cuts)" if fcuts else "")
+          + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
+
+for line in spreads:
+    print(line)
+
+if n_opt:
+    print()
+    print("optimiser on beam_drape_small (implicit, same step):")
+    for optimizer in ("gradient", "newton"):
+        s, scene = load("drape." + optimizer)
+        c = s.get("counters", {})
+        print(f"  {optimizer:<8}: {int(c.get('newton_iterations', 0)):>6} iterations "
+              f"({c.get('newton_per_step', float('nan')):.1f}/step, {int(c.get('unconverged_steps', 0))} of "
+              f"{s['steps_run']} steps unconverged at max_iterations "
+              f"{scene['implicit']['max_iterations']}), {loop_seconds(s):.1f} s, "
+              f"final bonds broken {s['final']['bonds_broken']}, kinetic {s['final']['kinetic']:.4g} J")
+EOF
+}
+
+if [[ -n "${REPORT:-}" ]]; then
+  report "$REPORT"
+  exit
+fi
 work="$(mktemp -d /tmp/percussion-implicit-bench.XXXXXX)"
 if [[ "${KEEP:-0}" != 1 ]]; then
   trap 'rm -rf "$work"' EXIT
@@ -157,141 +352,12 @@ for scene in "${scenes[@]}"; do
 done
 
 drape=inputs/bdem/beam_drape_small.json
-optimizers=()
 if [[ -f "$drape" && "${WINDOW_STEPS:-0}" == 0 ]]; then
   for optimizer in gradient newton; do
     variant "$drape" "$work/drape.$optimizer.json" implicit "$optimizer"
     run "drape.$optimizer" "$work/drape.$optimizer.json"
   done
-  optimizers=(gradient newton)
 fi
 
-"$python" - "$work" "$reference" "${#optimizers[@]}" "${stems[@]}" <<'EOF'
-import json, os, sys
-import h5py
-
-work, reference, n_opt, stems = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4:]
-
-def load(name):
-    with open(os.path.join(work, name, "summary.json")) as f:
-        summary = json.load(f)
-    with open(os.path.join(work, name + ".json")) as f:
-        scene = json.load(f)
-    return summary, scene
-
-def loop_seconds(summary):
-    # wall of the time loop alone, without generation, partitioning and bonding
-    return summary["loop_seconds"]
-
-def shortest_loop(name, summary):
-    # the first run and its REPEAT copies (name.r2, name.r3, ...): the shortest time loop
-    seconds, r = [loop_seconds(summary)], 2
-    while os.path.exists(os.path.join(work, f"{name}.r{r}", "summary.json")):
-        with open(os.path.join(work, f"{name}.r{r}", "summary.json")) as f:
-            seconds.append(loop_seconds(json.load(f)))
-        r += 1
-    return min(seconds), max(seconds), len(seconds)
-
-def seconds_per_frame(seconds, summary, frame_interval):
-    frames = summary["simulated_time"] / frame_interval
-    return seconds / frames if frames > 0 else float("nan")
-
-def fracture(name, frame_interval):
-    """(bonds intact at the start, intact at the end, first-fracture frame or None), bonds as sorted id pairs."""
-    with open_h5(name) as f:
-        frames = sorted(f["frames"].keys())
-        def bonds(key):
-            return {tuple(sorted(map(int, b))) for b in f["frames"][key]["bonds"][:]}
-        first, last = bonds(frames[0]), bonds(frames[-1])
-        broken = f["observables"]["bonds_broken"][:]
-        time = f["observables"]["time"][:]
-        hits = [t for t, b in zip(time, broken) if b > 0]
-        onset = round(hits[0] / frame_interval) if hits else None
-    return first, last, onset
-
-def jaccard(a, b):
-    union = a | b
-    return len(a & b) / len(union) if union else 1.0
-
-def open_h5(name):
-    return h5py.File(os.path.join(work, name, "trajectory.h5"), "r")
-
-rows, spreads = [], []
-for stem in stems:
-    ex, ex_scene = load(stem + ".explicit")
-    im, im_scene = load(stem + ".implicit")
-    interval = ex_scene["output"]["frame_interval"]
-    sidecar = os.path.join(work, stem + ".explicit.json.frame")
-    if os.path.exists(sidecar):  # WINDOW_STEPS: the scene's own frame interval
-        with open(sidecar) as f:
-            interval = float(f.read())
-    first_e, last_e, onset_e = fracture(stem + ".explicit", interval)
-    first_i, last_i, onset_i = fracture(stem + ".implicit", interval)
-    if first_e != first_i:
-        sys.exit(f"bench: {stem}: the explicit and implicit runs start from different bonds")
-    broken_e, broken_i = first_e - last_e, first_i - last_i
-    overlap = jaccard(broken_e, broken_i)
-    self_overlap = float("nan")
-    if reference:  # the explicit run against itself at half the step
-        first_h, last_h, _ = fracture(stem + ".explicit_half", interval)
-        self_overlap = jaccard(broken_e, first_h - last_h)
-    if onset_e is None and onset_i is None:
-        onset_ok, onset_text = True, "-/-"
-    elif onset_e is None or onset_i is None:
-        onset_ok, onset_text = False, f"{onset_e if onset_e is not None else '-'}/{onset_i if onset_i is not None else '-'}"
-    else:
-        onset_ok, onset_text = abs(onset_e - onset_i) <= 2, f"{onset_e}/{onset_i}"
-    best_e, worst_e, runs = shortest_loop(stem + ".explicit", ex)
-    best_i, worst_i, _ = shortest_loop(stem + ".implicit", im)
-    if runs > 1:
-        spreads.append(f"{stem}: {runs} runs each, time loop explicit {best_e:.3g}-{worst_e:.3g} s, "
-                       f"implicit {best_i:.3g}-{worst_i:.3g} s")
-    spf_e, spf_i = seconds_per_frame(best_e, ex, interval), seconds_per_frame(best_i, im, interval)
-    c = im.get("counters", {})
-    form_i = {"backward_euler": "BE", "midpoint": "mid", "bdf2": "BDF2"}.get(
-        im_scene.get("implicit", {}).get("form", "backward_euler"), "?")
-    rows.append((stem, form_i, ex["particles"], ex["time_step"], im["time_step"], spf_e, spf_i, spf_e / spf_i,
-                 c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
-                 len(broken_e), len(broken_i), overlap, self_overlap, onset_text,
-                 "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
-                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0))))
-
-print()
-print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), 1 rank each"
-      + (" (the shortest of REPEAT runs)." if spreads else "."))
-print("overlap = |broken_expl ∩ broken_impl| / |broken_expl ∪ broken_impl| (intact bonds of the last frames);")
-print("onset = frame of the first broken bond, explicit/implicit; fracture matches when overlap >= 95% and")
-print("the onsets are within 2 frames. expl½ = the same overlap between the explicit run and the explicit run at")
-print("half its step (REFERENCE=1): where it is far below 100%, the broken-bond set is not converged in the step,")
-print("and no integrator at a larger step can be expected to reproduce it bond for bond.")
-print()
-header = (f"{'scene':<22} {'form':>4} {'particles':>9} {'dt expl':>9} {'dt impl':>9} {'s/frame e':>10} {'s/frame i':>10} "
-          f"{'speed-up':>8} {'Newton/step':>11} {'Krylov/Newton':>13} {'broken e':>8} {'broken i':>8} "
-          f"{'overlap':>7} {'expl½':>6} {'onset':>7} {'match':>5}")
-print(header)
-print("-" * len(header))
-for (stem, form_i, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, match, unconverged, cuts,
-     fcuts) in rows:
-    print(f"{stem:<22} {form_i:>4} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
-          f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {'-' if sov != sov else format(sov, '.0%'):>6} {onset:>7} "
-          f"{match:>5}"
-          + (f"   ({cuts} step cuts)" if cuts else "")
-          + (f"   ({fcuts} fracture cuts)" if fcuts else "")
-          + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
-
-for line in spreads:
-    print(line)
-
-if n_opt:
-    print()
-    print("optimiser on beam_drape_small (implicit, same step):")
-    for optimizer in ("gradient", "newton"):
-        s, scene = load("drape." + optimizer)
-        c = s.get("counters", {})
-        print(f"  {optimizer:<8}: {int(c.get('newton_iterations', 0)):>6} iterations "
-              f"({c.get('newton_per_step', float('nan')):.1f}/step, {int(c.get('unconverged_steps', 0))} of "
-              f"{s['steps_run']} steps unconverged at max_iterations "
-              f"{scene['implicit']['max_iterations']}), {loop_seconds(s):.1f} s, "
-              f"final bonds broken {s['final']['bonds_broken']}, kinetic {s['final']['kinetic']:.4g} J")
-EOF
+report "$work" "$reference" "${stems[@]}"
 echo "bench: run directories in $work$([[ "${KEEP:-0}" == 1 ]] || echo ' (removed on exit; KEEP=1 keeps them)')" >&2
