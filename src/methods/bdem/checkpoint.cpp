@@ -61,7 +61,7 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                               const std::string& form, std::span<const double> newton_state,
                               int newton_width, std::span<const double> bdf2_history,
-                              double bdf2_history_step) const {
+                              double bdf2_history_step, double gradient_step) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
   io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
@@ -95,6 +95,10 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
     io::write_rows(g.id(), "angular_velocity", rows, n_global, field(w), 3);
     io::write_rows(g.id(), "force", rows, n_global, flat(force), 3);
     io::write_rows(g.id(), "torque", rows, n_global, flat(torque), 3);
+    if (gradient_step > 0) {
+      io::H5Handle dset(H5Dopen2(g.id(), "force", H5P_DEFAULT), H5Dclose);
+      io::write_attribute(dset.id(), "step", gradient_step);
+    }
     io::write_rows(g.id(), "radius", rows, n_global, std::span<const double>(radius.data(), n), 1);
     io::write_rows(g.id(), "mass", rows, n_global, std::span<const double>(mass.data(), n), 1);
     std::vector<std::int64_t> mat(material.begin(), material.begin() + static_cast<std::ptrdiff_t>(n));
@@ -160,6 +164,15 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
     g.w = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "angular_velocity"));
     g.force = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "force"));
     g.torque = unflat<3, Eigen::Vector3d>(io::read_all_double(p.id(), "torque"));
+    {
+      io::H5Handle dset(H5Dopen2(p.id(), "force", H5P_DEFAULT), H5Dclose);
+      if (io::has_attribute(dset.id(), "step")) {
+        g.gradient_step = io::read_attribute_double(dset.id(), "step");
+        if (!(g.gradient_step > 0))
+          throw InputError(path + ": particles/force: attribute \"step\" must be > 0, got " +
+                           std::to_string(g.gradient_step));
+      }
+    }
     g.radius = io::read_all_double(p.id(), "radius");
     g.mass = io::read_all_double(p.id(), "mass");
     for (auto m : io::read_all_int(p.id(), "material")) g.material.push_back(static_cast<int>(m));

@@ -177,6 +177,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
     vgrad_p_[i] = model.force[d_.gid[i]];
     vgrad_y_[i] = model.torque[d_.gid[i]];
   }
+  vgrad_step_ = model.gradient_step > 0 ? model.gradient_step : model.time_step;
 }
 
 void ImplicitBdem::prepare_matrix() {
@@ -831,9 +832,11 @@ void ImplicitBdem::predict(double t, double h) {
         // τ = −½ R(q_n) y (y = G_l(q_n)∇_qV, the reduced 3-vector a checkpoint holds; I = 2/5 m r²), and drifts
         // along the geodesic: ẑ_q = exp(h ω⁺) ⊗ q_n. To first order in the kick this shifts q̂ by the chord
         // form's −½h² (8/5 m r²)⁻¹ G_l(q_n)ᵀ y.
-        const double m = d_.mass[i], r = d_.radius[i];
-        p_hat_[i] -= (0.5 * h * h / m) * vgrad_p_[i];
-        const Eigen::Vector3d w_kicked = d_.w[i] - (h / (1.6 * m * r * r)) * quat::rotate(q_n_[i], vgrad_y_[i]);
+        // After a step of another length h_prev the kick is ½h_prev M⁻¹∇V (the variational integrator with steps
+        // h_prev, h): ẑ = x_n + h v⁺ with ½h h_prev; with ½h², a step 16x the last one overshot its kick 16x.
+        const double m = d_.mass[i], r = d_.radius[i], kick = vgrad_step_ > 0 ? vgrad_step_ : h;
+        p_hat_[i] -= (0.5 * h * kick / m) * vgrad_p_[i];
+        const Eigen::Vector3d w_kicked = d_.w[i] - (kick / (1.6 * m * r * r)) * quat::rotate(q_n_[i], vgrad_y_[i]);
         q_hat_[i] = quat::mul(quat::from_rotation_vector(h * w_kicked), q_n_[i]);
       }
     }
@@ -959,6 +962,7 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
     }
   }
   if (scene_.implicit.form == "bdf2") keep_bdf2_history(h);
+  if (midpoint) vgrad_step_ = h;
   d_.refresh_ghosts();
   apply_friction();
   break_bonds(1.0);
@@ -1084,11 +1088,11 @@ void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros. A Newton
   // matrix the next step may keep goes with the state it was assembled at.
   // (The next step is a whole one: a matrix of a cut step's half does not carry.)
-  // BDF2 adds its x_{n−1}.
+  // BDF2 adds its x_{n−1}; the midpoint form the length of the step its ∇V is from.
   const bool carries = matrix_carries(inertia_step(dt_));
   d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
                       carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
-                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_);
+                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

@@ -115,6 +115,9 @@ class ImplicitBdem final : public BdemMethod {
   // G_l(q)∇_qV with q the state it reached (the next step's q_n); the next ẑ needs it and checkpoints carry it
   // (as "force" and "torque").
   std::vector<Eigen::Vector3d> vgrad_p_, vgrad_y_;
+  // The length of the step whose midpoint vgrad_p_ is at (0 = none yet): the next ẑ's kick is ½ h h_prev ∇V, the
+  // variable-step midpoint rule, which is exact for a constant force whatever the two steps' lengths.
+  double vgrad_step_ = 0;
   // BDF2: per owned particle x, q, v, ω at the start of the last step (GlobalModel::kBdf2HistoryWidth numbers),
   // and that step's length; 0 = none yet (the next step is a backward-Euler one). v_n_, w_n_: this step's start.
   std::vector<double> bdf2_history_;

@@ -34,6 +34,9 @@ struct GlobalModel {
   // From a checkpoint: which integrator and form wrote it, hence what force/torque hold (explicit: forces and
   // torques; implicit midpoint: ∇V at its last midpoint; implicit backward Euler: zeros). Form "" = unknown.
   std::string written_by_integrator, written_by_form;
+  // From an implicit midpoint checkpoint: the length of the step whose midpoint its force/torque are at (the
+  // attribute "step" of particles/force; 0 when absent: an older file, taken as its time_step).
+  double gradient_step = 0;
   // From an implicit checkpoint whose Newton matrix carries into the next step: 18 numbers per particle, the state
   // the matrix was assembled at (ImplicitBdem::matrix_state_); empty otherwise.
   std::vector<double> newton_state;
