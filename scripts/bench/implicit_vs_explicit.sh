@@ -40,7 +40,7 @@ report() {
     [[ -n "$(compgen -G "$work/*.explicit_half.json")" ]] && reference=1
   fi
   [[ -f "$work/drape.gradient/summary.json" && -f "$work/drape.newton/summary.json" ]] && n_opt=2
-"$python" - "$work" "$reference" "$n_opt" "${stems[@]}" <<'EOF'
+  "$python" - "$work" "$reference" "$n_opt" "${stems[@]}" <<'EOF'
 import json, os, sys
 import h5py
 import numpy as np
