@@ -656,6 +656,43 @@ void expect_same_steps(ImplicitBdem& a, ImplicitBdem& b, int steps) {
   EXPECT_EQ(velocities(MPI_COMM_WORLD, a), velocities(MPI_COMM_WORLD, b));
 }
 
+// After a fracture cut the next step starts at the cut's depth without trying the whole step first: the weak block's
+// second step is two half steps at once (one fracture cut in all, the states of a run at half the step), and its
+// third tries the whole step again. A checkpoint carries the depth: a run restarted after the first step takes the
+// same second step bit for bit.
+TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string dir = shared_temp_dir(), path = dir + "/cut.h5";
+  ASSERT_FALSE(dir.empty());
+  Scene cut = block_scene(R"("boundary_conditions": [
+      { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
+      { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
+                          1e4, "bdf2");
+  cut.implicit.fracture_cut_ratio = 1.5;
+  cut.implicit.step_cuts = 1;
+  Scene halves = cut;
+  halves.implicit.fracture_cut_ratio = 0;
+  halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
+  ImplicitBdem a(cut, MPI_COMM_WORLD, bdem::model_from_scene(cut));
+  ImplicitBdem b(halves, MPI_COMM_WORLD, bdem::model_from_scene(halves));
+  a.advance();
+  a.write_checkpoint(path);
+  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  EXPECT_EQ(ck.fracture_depth, 1);
+  ImplicitBdem restarted(cut, MPI_COMM_WORLD, ck);
+  expect_same_steps(a, restarted, 1);
+  for (int s = 0; s < 4; ++s) b.advance();
+  EXPECT_EQ(a.counters().at("fracture_cuts"), 1);
+  EXPECT_EQ(a.counters().at("unconverged_steps") + b.counters().at("unconverged_steps"), 0);
+  EXPECT_EQ(a.observables().bonds_broken, b.observables().bonds_broken);
+  EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12);
+  a.write_checkpoint(path);
+  EXPECT_EQ(bdem::model_from_checkpoint(path, MPI_COMM_WORLD).fracture_depth, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
 // An explicit checkpoint's force/torque are its forces, not ∇V at a midpoint: the midpoint form restarted from
 // one carries no gradient and takes the same steps as a fresh start from the checkpoint's state. So does a file
 // that does not record its form (written before the "form" attribute); a midpoint checkpoint keeps its gradient.

@@ -61,7 +61,7 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                               const std::string& form, std::span<const double> newton_state,
                               int newton_width, std::span<const double> bdf2_history,
-                              double bdf2_history_step, double gradient_step) const {
+                              double bdf2_history_step, double gradient_step, int fracture_depth) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
   io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
@@ -77,6 +77,7 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
   io::write_attribute(root, "step", std::int64_t{step});
   io::write_attribute(root, "time", static_cast<double>(step) * dt);
   io::write_attribute(root, "time_step", dt);
+  if (fracture_depth > 0) io::write_attribute(root, "fracture_depth", std::int64_t{fracture_depth});
   io::write_attribute(root, "ranks_written", std::int64_t{size});
   io::write_attribute(root, "particles", n_global);
   io::write_attribute(root, "bonds", bonds_global);
@@ -153,6 +154,12 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
   g.from_checkpoint = true;
   g.step = static_cast<long>(io::read_attribute_int(root, "step"));
   g.time_step = io::read_attribute_double(root, "time_step");
+  if (io::has_attribute(root, "fracture_depth")) {
+    const auto depth = io::read_attribute_int(root, "fracture_depth");
+    if (depth < 0 || depth > 20)
+      throw InputError(path + ": attribute \"fracture_depth\" must be in [0, 20], got " + std::to_string(depth));
+    g.fracture_depth = static_cast<int>(depth);
+  }
   // Files written before "form" existed leave it empty: unknown (their "integrator" was the scene's).
   if (io::has_attribute(root, "integrator")) g.written_by_integrator = io::read_attribute_string(root, "integrator");
   if (io::has_attribute(root, "form")) g.written_by_form = io::read_attribute_string(root, "form");

@@ -142,6 +142,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   monitor_ = monitor == PETSC_TRUE;
   system_.use_single_precision_product(single_precision_product_option());
   system_.use_eisenstat_dilu(eisenstat_dilu_option());
+  fracture_depth_ = model.fracture_depth;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   // BDF2's x_{n−1}: a BDF2 checkpoint's (another form's run starts over with a backward-Euler step).
@@ -891,12 +892,23 @@ void ImplicitBdem::take_contact_normals() {
 }
 
 void ImplicitBdem::advance() {
-  solve_interval(time(), dt_, scene_.implicit.step_cuts);
+  // A fracture goes on for several steps once it starts (an impact): a step starts at the depth the last one's
+  // fracture cuts reached instead of trying the whole step and failing down to it again, and backs off one
+  // halving a step while no cut goes deeper.
+  const int start = std::min(fracture_depth_, scene_.implicit.step_cuts);
+  deepest_fracture_cut_ = 0;
+  solve_interval(time(), dt_, scene_.implicit.step_cuts, start);
+  fracture_depth_ = std::max(deepest_fracture_cut_, start - 1);
   ++step_;
   ++steps_run_;
 }
 
-void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
+void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int presplit) {
+  if (presplit > 0 && cuts_left > 0) {
+    solve_interval(t, 0.5 * h, cuts_left - 1, presplit - 1);
+    solve_interval(t + 0.5 * h, 0.5 * h, cuts_left - 1, presplit - 1);
+    return;
+  }
   const std::size_t n = d_.n_owned;
   const bool midpoint = scene_.implicit.form == "midpoint";
   // A failed try is undone from x_n, q_n (predict() keeps the interval's start there; the predictor and the
@@ -931,7 +943,10 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left) {
   // A bond far over its strength at the end of the step crossed it well inside the step: in an impact the
   // step then breaks too many bonds, too late. Halving brings each break closer to its time.
   const double cut_ratio = scene_.implicit.fracture_cut_ratio;
-  if (cut_ratio > 0 && cuts_left > 0 && largest_stress_ratio() > cut_ratio) return cut(fracture_cuts_);
+  if (cut_ratio > 0 && cuts_left > 0 && largest_stress_ratio() > cut_ratio) {
+    deepest_fracture_cut_ = std::max(deepest_fracture_cut_, scene_.implicit.step_cuts - cuts_left + 1);
+    return cut(fracture_cuts_);
+  }
   // Progressive fracture inside the step (notes 7, "fracture bursts"): break only the most over-stressed
   // bonds, let the load redistribute by minimising again, and repeat; the last round breaks every bond
   // still over its strength, as the paper does once per step.
@@ -1088,11 +1103,11 @@ void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros. A Newton
   // matrix the next step may keep goes with the state it was assembled at.
   // (The next step is a whole one: a matrix of a cut step's half does not carry.)
-  // BDF2 adds its x_{n−1}; the midpoint form the length of the step its ∇V is from.
+  // BDF2 adds its x_{n−1}; the midpoint form the length of the step its ∇V is from; fracture cuts their depth.
   const bool carries = matrix_carries(inertia_step(dt_));
   d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
                       carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
-                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_);
+                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, fracture_depth_);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {

@@ -63,7 +63,8 @@ class ImplicitBdem final : public BdemMethod {
   bool minimise();                        // collective: Newton (or gradient) iterations; true if converged
   // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
   // An unconverged minimisation is undone and the interval taken as two halves, while cuts_left > 0.
-  void solve_interval(double t, double h, int cuts_left);
+  // Takes [t, t + h]; `presplit` halvings are taken at once, without trying the longer step first.
+  void solve_interval(double t, double h, int cuts_left, int presplit = 0);
   // x̂ (midpoint: ẑ; BDF2: its two-step predictor) for an interval of length h, prescribed particles moved,
   // pairs ready.
   void predict(double t, double h);
@@ -147,6 +148,10 @@ class ImplicitBdem final : public BdemMethod {
   bool matrix_mixed_ = false;  // the matrix holds blocks of two states: a restart could not rebuild it, so it never carries
   std::vector<Eigen::Matrix3d> pair_contact_hessian_, plane_contact_hessian_;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
+  // fracture_cut_ratio: how many halvings the next step starts at without trying the longer steps (the depth the
+  // last step's fracture cuts reached, or one less than it started at), and this step's deepest fracture cut
+  // (0: none). Checkpoints carry the first.
+  int fracture_depth_ = 0, deepest_fracture_cut_ = 0;
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
   // contact opened or closed. Valid while no bond broke, no neighbour rebuild re-created it and the step is the

@@ -37,6 +37,9 @@ struct GlobalModel {
   // From an implicit midpoint checkpoint: the length of the step whose midpoint its force/torque are at (the
   // attribute "step" of particles/force; 0 when absent: an older file, taken as its time_step).
   double gradient_step = 0;
+  // From an implicit checkpoint: the halvings its next step starts at (fracture_cut_ratio; attribute
+  // "fracture_depth", 0 when absent).
+  int fracture_depth = 0;
   // From an implicit checkpoint whose Newton matrix carries into the next step: 18 numbers per particle, the state
   // the matrix was assembled at (ImplicitBdem::matrix_state_); empty otherwise.
   std::vector<double> newton_state;
