@@ -63,7 +63,7 @@ class ImplicitBdem final : public BdemMethod {
   bool minimise();                        // collective: Newton (or gradient) iterations; true if converged
   // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
   // An unconverged minimisation is undone and the interval taken as two halves, while cuts_left > 0.
-  // Takes [t, t + h]; `presplit` halvings are taken at once, without trying the longer step first.
+  // `presplit` halvings are taken at once, without trying the longer steps first.
   void solve_interval(double t, double h, int cuts_left, int presplit = 0);
   // x̂ (midpoint: ẑ; BDF2: its two-step predictor) for an interval of length h, prescribed particles moved,
   // pairs ready.
