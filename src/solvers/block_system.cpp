@@ -3,6 +3,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,9 +38,12 @@ PetscErrorCode set_up_icc_shell(PC pc) {
   Mat A = nullptr, P = nullptr;
   PetscCall(PCGetOperators(pc, &A, &P));
   try {
-    static_cast<BlockSystem*>(context)->factor_icc(P);
+    // A failed factorisation is not an error: the application then gives NaN, which CG's next dot product
+    // carries to every rank, so KSPSolve ends diverged on all of them together.
+    const bool factored = static_cast<BlockSystem*>(context)->factor_icc(P);
+    PetscCall(PCSetFailedReason(pc, factored ? PC_NOERROR : PC_FACTOR_OTHER));  // (PETSc's own set-ups reset it too)
   } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MAT_CH_ZRPVT, "%s", e.what());
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
   }
   return 0;
 }
@@ -315,16 +320,18 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
                                        bool refresh) {
   refresh = refresh || !built_;
   if (eisenstat_) return solve_split(rhs, solution, rtol, refresh);
+  const long shifted_before = block_shifted_, failed_before = block_failed_;
   if (fused_icc_cg_) {
     // What KSPSolve's set-up of the shell preconditioner does: factor when asked to and the matrix changed.
-    const long shifted_before = block_shifted_;
     if (refresh && icc_assembly_ != assemblies_) {
       factor_icc(A_);
       icc_assembly_ = assemblies_;
     }
+    const FactorStatus status = factor_status_since(shifted_before, failed_before);
+    if (status.failed) return failed_set_up(solution);
     built_ = true;
     Result r = run_fused(ksp_, rhs, solution, rtol, [this](const double* x, double* y) { icc_.apply(x, y); });
-    r.preconditioner_shifted = shifted_since(shifted_before);
+    r.preconditioner_shifted = status.shifted;
     return r;
   }
   if (refresh && multigrid_) {
@@ -335,30 +342,43 @@ BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<do
   petsc_check(KSPSetOperators(ksp_, A_, P_ ? P_ : A_), "KSPSetOperators");
   petsc_check(KSPSetReusePreconditioner(ksp_, refresh ? PETSC_FALSE : PETSC_TRUE), "KSPSetReusePreconditioner");
   built_ = true;
-  const long shifted_before = block_shifted_;
   Result r = run(ksp_, rhs, solution, rtol);
-  r.preconditioner_shifted = shifted_since(shifted_before);
+  const FactorStatus status = factor_status_since(shifted_before, failed_before);
+  if (status.failed) return failed_set_up(solution);
+  r.preconditioner_shifted = status.shifted;
   return r;
 }
 
-void BlockSystem::count_factorisation(double shift) {
+void BlockSystem::count_factorisation(std::optional<double> shift) {
   ++block_factorisations_;
-  if (shift > 0) ++block_shifted_;
+  if (!shift) ++block_failed_;
+  else if (*shift > 0) ++block_shifted_;
 }
 
-bool BlockSystem::shifted_since(long shifted_before) const {
+BlockSystem::FactorStatus BlockSystem::factor_status_since(long shifted_before, long failed_before) const {
   // Each rank factors its own block: the answer is collective, so that every rank takes the same path next.
-  int shifted = block_shifted_ > shifted_before ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &shifted, 1, MPI_INT, MPI_MAX, comm_);
-  return shifted != 0;
+  int status[2] = {block_shifted_ > shifted_before ? 1 : 0, block_failed_ > failed_before ? 1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, status, 2, MPI_INT, MPI_MAX, comm_);
+  return {status[0] != 0, status[1] != 0};
+}
+
+BlockSystem::Result BlockSystem::failed_set_up(std::span<double> solution) {
+  // No usable factor on some rank: nothing is kept, so the next solve factors afresh.
+  built_ = false;
+  icc_assembly_ = factored_assembly_ = -1;
+  ++failed_set_ups_;
+  std::fill(solution.begin(), solution.end(), 0.0);
+  return Result{0, static_cast<int>(KSP_DIVERGED_PC_FAILED), std::numeric_limits<double>::quiet_NaN(), false};
 }
 
 BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::span<double> solution, double rtol,
                                              bool refresh) {
   // The split operator is made of the matrix's own blocks, so a changed matrix is always loaded again: with
   // new pivots when asked to refresh, else with the last ones (a lagged preconditioner).
-  const long shifted_before = block_shifted_;
+  const long shifted_before = block_shifted_, failed_before = block_failed_;
   if (refresh || (factored_assembly_ != assemblies_ && !dilu_.rescale(A_))) count_factorisation(dilu_.factor(A_));
+  const FactorStatus status = factor_status_since(shifted_before, failed_before);
+  if (status.failed) return failed_set_up(solution);
   factored_assembly_ = assemblies_;
   built_ = true;
   // CG's residual here is W⁻¹(b − A y), the residual in the preconditioner's norm, not |b − A y|. Stopped at
@@ -381,7 +401,7 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
         split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { dilu_.to_split(rhs.data(), b); },
         [&](const double* y) { dilu_.from_split(y, solution.data()); });
   }
-  r.preconditioner_shifted = shifted_since(shifted_before);
+  r.preconditioner_shifted = status.shifted;
   return r;
 }
 
@@ -438,9 +458,17 @@ void apply_blocks(const double* inverse, const double* x, double* y, PetscInt n,
 }
 }  // namespace
 
-void BlockSystem::factor_icc(Mat P) { count_factorisation(icc_.factor(P)); }
+bool BlockSystem::factor_icc(Mat P) {
+  const std::optional<double> shift = icc_.factor(P);
+  count_factorisation(shift);
+  icc_factored_ = shift.has_value();
+  return icc_factored_;
+}
 
-void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y); }
+void BlockSystem::apply_icc(const double* x, double* y) const {
+  if (icc_factored_) icc_.apply(x, y);
+  else std::fill_n(y, static_cast<std::size_t>(n_owned_ * bs_), std::numeric_limits<double>::quiet_NaN());
+}
 
 void BlockSystem::invert_diagonal() {
   const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);

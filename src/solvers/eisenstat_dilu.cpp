@@ -17,9 +17,9 @@ using VecF = Eigen::Matrix<float, B, 1>;
 using Vec = Eigen::Matrix<double, B, 1>;
 }  // namespace
 
-double EisenstatDilu::factor(Mat A) {
+std::optional<double> EisenstatDilu::factor(Mat A) {
   load(A, true);
-  return factor_with_shift([this](double shift) { return try_factor(shift); }, "Eisenstat D-ILU");
+  return factor_with_shift([this](double shift) { return try_factor(shift); });
 }
 
 bool EisenstatDilu::rescale(Mat A) {

@@ -18,7 +18,7 @@ using VecF = Eigen::Matrix<float, B, 1>;
 using Vec = Eigen::Matrix<double, B, 1>;
 }  // namespace
 
-double SinglePrecisionIcc::factor(Mat A) {
+std::optional<double> SinglePrecisionIcc::factor(Mat A) {
   const SbaijBlock block(A, "single-precision IC(0)");
   // The factor keeps the off-diagonal blocks apart from the diagonal ones, both row-major. Each SBAIJ row holds
   // its diagonal block first, so A's block p of row k is the factor's off-diagonal block p − k − 1.
@@ -35,8 +35,7 @@ double SinglePrecisionIcc::factor(Mat A) {
       [&](double shift) {
         block.with_values([&](const PetscScalar* values) { load(block, values); });
         return try_factor(shift);
-      },
-      "single-precision IC(0)");
+      });
 }
 
 void SinglePrecisionIcc::load(const SbaijBlock& block, const PetscScalar* values) {

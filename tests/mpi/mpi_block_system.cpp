@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -42,8 +43,8 @@ struct RingSystem {
   }
   // Adds the matrix to `sys`. own_rows_only: each rank adds the blocks of its own rows (its edges' halves);
   // otherwise the rank owning row g adds all four blocks of edge (g, g+1), some in another rank's rows.
-  // All blocks are multiplied by `scale`.
-  void add_to(BlockSystem& sys, bool own_rows_only, double scale = 1.0) const {
+  // All blocks are multiplied by `scale`. Without `assemble` the caller adds more blocks and assembles.
+  void add_to(BlockSystem& sys, bool own_rows_only, double scale = 1.0, bool assemble = true) const {
     const int first = rank * kRowsPerRank;
     sys.zero();
     for (int g = first; g < first + kRowsPerRank; ++g) {
@@ -70,7 +71,7 @@ struct RingSystem {
         sys.add_block(b, b, s.data());
       }
     }
-    sys.assemble();
+    if (assemble) sys.assemble();
   }
   // The assembled diagonal block of row g.
   Block full_diagonal(int g) const { return diagonal(g) + edge(g) + edge((g - 1 + rows) % rows); }
@@ -262,4 +263,46 @@ TEST(BlockSystem, DirectInsertionAssemblesTheSameMatrix) {
   EXPECT_GT(by_block.solve_block_jacobi(rhs, y_block, 1e-12).reason, 0);
   EXPECT_GT(direct.solve_block_jacobi(rhs, y_direct, 1e-12).reason, 0);
   EXPECT_EQ(y_block, y_direct);
+}
+
+// A factorisation that no diagonal shift makes positive definite (here a NaN in one diagonal block of the last
+// rank) fails the solve on every rank alike, for each default preconditioner and with PETSc's CG too: no rank
+// throws or waits for the others. The next solve on a sound matrix factors afresh and converges.
+TEST(BlockSystem, AFactorisationFailingOnOneRankFailsTheSolveOnAll) {
+  const RingSystem ring = world_ring();
+  const int first = ring.rank * kRowsPerRank;
+  std::vector<double> rhs(6 * kRowsPerRank, 1.0);
+  enum class Path { Split, Icc, PetscIcc };
+  for (const Path path : {Path::Split, Path::Icc, Path::PetscIcc}) {
+    if (path == Path::PetscIcc) {
+      ASSERT_EQ(PetscOptionsSetValue(nullptr, "-failtest_petsc_cg", "1"), 0);
+    }
+    BlockSystem sys(MPI_COMM_WORLD, "failtest_", 6);
+    sys.use_eisenstat_dilu(path == Path::Split);
+    preallocate(sys);
+    ring.add_to(sys, true);
+    std::vector<double> y(rhs.size());
+    ASSERT_GT(sys.solve(rhs, y, 1e-8).reason, 0);
+
+    ring.add_to(sys, true, 1.0, false);
+    if (ring.rank == ring.size - 1) {
+      Block poison = Block::Zero();
+      poison(2, 2) = std::numeric_limits<double>::quiet_NaN();
+      sys.add_block(first + 3, first + 3, poison.data());
+    }
+    sys.assemble();
+    std::fill(y.begin(), y.end(), 5.0);
+    const auto failed = sys.solve(rhs, y, 1e-8);
+    EXPECT_EQ(failed.reason, KSP_DIVERGED_PC_FAILED) << "path " << static_cast<int>(path);
+    EXPECT_EQ(failed.iterations, 0);
+    EXPECT_EQ(sys.failed_set_ups(), 1);
+    EXPECT_EQ(*std::max_element(y.begin(), y.end()), 0.0);  // no step from a failed solve
+    EXPECT_FALSE(sys.has_preconditioner());
+
+    ring.add_to(sys, true);
+    const auto again = sys.solve(rhs, y, 1e-8, false);  // asked to keep it, but there is none to keep
+    EXPECT_EQ(again.reason, KSP_CONVERGED_RTOL) << "path " << static_cast<int>(path);
+    EXPECT_EQ(sys.failed_set_ups(), 1);
+    PetscOptionsClearValue(nullptr, "-failtest_petsc_cg");
+  }
 }

@@ -131,7 +131,7 @@ TEST(EisenstatDilu, ShiftsTheDiagonalWhenAPivotIsNotPositiveDefinite) {
   const Sparse s = indefinite_chain(10);
   Mat A = s.petsc();
   EisenstatDilu d;
-  const double shift = d.factor(A);
+  const double shift = d.factor(A).value();
   EXPECT_GE(shift, 3.0);
   EXPECT_LT(shift, 8.0);  // doublings from 0.01: 5.12 is the first at or above 3
   expect_split_of(d, s.dense(), 3);

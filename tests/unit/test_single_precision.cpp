@@ -123,7 +123,7 @@ TEST(SinglePrecisionIcc, ShiftsTheDiagonalWhenAPivotIsNotPositiveDefinite) {
   const Sparse s = indefinite_chain(10);
   Mat A = s.petsc();
   SinglePrecisionIcc icc;
-  const double shift = icc.factor(A);
+  const double shift = icc.factor(A).value();
   EXPECT_GE(shift, 3.0);
   EXPECT_LT(shift, 8.0);  // doublings from 0.01: 5.12 is the first at or above 3
   for (int trial = 0; trial < 5; ++trial) {

@@ -10,6 +10,7 @@
 // only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -79,17 +80,21 @@ class BlockSystem {
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
   // y = D⁻¹ x with D the bs×bs diagonal blocks of the assembled matrix (the fallback's preconditioner).
   void apply_block_jacobi(const double* x, double* y) const;
-  // The default preconditioner's set-up (IC(0) of this rank's diagonal block of P) and application.
-  void factor_icc(Mat P);
+  // The default preconditioner's set-up (IC(0) of this rank's diagonal block of P; false if no diagonal shift
+  // gives positive definite pivots) and application (NaN after a failed set-up).
+  bool factor_icc(Mat P);
   void apply_icc(const double* x, double* y) const;
-  // Factorisations of the default preconditioner's blocks (IC(0) or D-ILU) so far, and those that needed a
-  // diagonal shift for positive definite pivots.
+  // Factorisations of the default preconditioner's blocks (IC(0) or D-ILU) so far on this rank, and those that
+  // needed a diagonal shift for positive definite pivots.
   long block_factorisations() const { return block_factorisations_; }
   // out = Ĉ u, the Eisenstat split operator (eisenstat_dilu.hpp), returning the rank's part of u·out; and w = O z,
   // the blocks coupling ranks.
   double apply_split(const double* u, double* out) const;
   void rank_coupling(const double* z, double* w) const;
   long block_shifted() const { return block_shifted_; }
+  // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
+  // each returned KSP_DIVERGED_PC_FAILED without iterating.
+  long failed_set_ups() const { return failed_set_ups_; }
 
  private:
   void destroy();
@@ -130,9 +135,15 @@ class BlockSystem {
   Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
-  long block_factorisations_ = 0, block_shifted_ = 0;
-  void count_factorisation(double shift);              // one factorisation that needed `shift`
-  bool shifted_since(long shifted_before) const;       // collective: a rank shifted since the count was taken
+  long block_factorisations_ = 0, block_shifted_ = 0, block_failed_ = 0, failed_set_ups_ = 0;
+  bool icc_factored_ = false;  // the last IC(0) factorisation succeeded
+  void count_factorisation(std::optional<double> shift);  // one factorisation: the shift it needed, or failed
+  struct FactorStatus {
+    bool shifted, failed;
+  };
+  // Collective: some rank shifted, or failed, a factorisation since the counts were taken.
+  FactorStatus factor_status_since(long shifted_before, long failed_before) const;
+  Result failed_set_up(std::span<double> solution);  // forgets the preconditioner, zero solution, PC_FAILED
   // Diagonal blocks (bs×bs per owned row) summed by add_block since zero(), inserted into the matrix once per
   // row by assemble(), and kept so point-block Jacobi needs neither a conversion to AIJ (PETSc 3.18 inverts
   // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix

@@ -19,6 +19,7 @@
 #include <petscmat.h>
 
 #include <Eigen/Core>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -33,8 +34,9 @@ class EisenstatDilu {
   using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
 
   // Factor the calling rank's diagonal block of A (SBAIJ or MPISBAIJ, block size 6, every diagonal block
-  // present). Returns the shift α that was needed (0 when D-ILU of A itself has positive definite pivots).
-  double factor(Mat A);
+  // present). Returns the shift α that was needed (0 when D-ILU of A itself has positive definite pivots), or
+  // nothing when no shift gives positive definite pivots (the split is then unusable).
+  std::optional<double> factor(Mat A);
   // The same pivots for a new A with the same pattern (the Newton iterations of one time step): only the scaled
   // blocks are formed again, and the split stays SPD whatever A, as C is kept. False (nothing done) if the
   // pattern changed.

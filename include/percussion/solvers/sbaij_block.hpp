@@ -4,6 +4,7 @@
 // ascending order) and PETSc's values, each block stored column by column.
 #include <petscmat.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,16 +34,17 @@ void SbaijBlock::with_values(F&& f) const {
 }
 
 // An incomplete factorisation that meets a pivot block that is not positive definite is restarted on
-// A + α|diag A| (Manteuffel's shift): try(0), then α = 0.01 doubling. Returns the α that succeeded; past 24
-// doublings (α ≈ 1e5, where the diagonal dominates any matrix with a positive diagonal) throws, naming `who`.
+// A + α|diag A| (Manteuffel's shift): try(0), then α = 0.01 doubling. Returns the α that succeeded, or nothing
+// past 24 doublings (α ≈ 1e5, where the diagonal dominates any matrix whose diagonal is positive; a zero or
+// non-finite diagonal entry never factors). Not thrown: one rank's failure must become every rank's decision
+// (BlockSystem), or the others would wait in the next collective.
 template <class TryFactor>
-double factor_with_shift(TryFactor&& try_factor, const char* who) {
+std::optional<double> factor_with_shift(TryFactor&& try_factor) {
   if (try_factor(0.0)) return 0.0;
   double shift = 1e-2;
   for (int attempt = 0; attempt < 24; ++attempt, shift *= 2)
     if (try_factor(shift)) return shift;
-  throw NumericalError(std::string(who) + ": no diagonal shift up to " + std::to_string(shift) +
-                       " gives positive definite pivots (is the matrix's diagonal positive?)");
+  return std::nullopt;
 }
 
 }  // namespace percussion::solvers

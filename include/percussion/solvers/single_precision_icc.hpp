@@ -17,6 +17,7 @@
 #include <petscmat.h>
 
 #include <Eigen/Core>
+#include <optional>
 #include <vector>
 
 #include "percussion/solvers/avx2_block_kernels.hpp"
@@ -27,8 +28,9 @@ namespace percussion::solvers {
 class SinglePrecisionIcc {
  public:
   // Factor the calling rank's diagonal block of A (SBAIJ or MPISBAIJ, block size 6, every diagonal block
-  // present). Returns the shift α that was needed (0 when IC(0) of A itself has positive definite pivots).
-  double factor(Mat A);
+  // present). Returns the shift α that was needed (0 when IC(0) of A itself has positive definite pivots), or
+  // nothing when no shift gives positive definite pivots (the factor is then unusable).
+  std::optional<double> factor(Mat A);
   // y = (Uᵀ D U)⁻¹ x on the rank's 6·rows() values.
   void apply(const double* x, double* y) const;
   PetscInt rows() const { return n_; }

@@ -650,7 +650,8 @@ bool ImplicitBdem::minimise() {
       // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
       // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
       // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
-      // differ little, go to point-block Jacobi at once. (D-ILU never shifts; sending its slow solves there as
+      // differ little, go to point-block Jacobi at once, as does a solve whose factorisation no shift could make
+      // SPD on some rank (a zero or non-finite diagonal entry), every rank alike. (D-ILU never shifts; sending its slow solves there as
       // well cost more than it saved once its preconditioner was rebuilt on contact changes, see docs/implicit_bdem.md.)
       solvers::BlockSystem::Result result{};
       const long fallbacks_before = fallback_solves_;
@@ -1128,6 +1129,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"line_search_extrapolations", static_cast<double>(extrapolations_)},
           {"line_search_extrapolations_tried", static_cast<double>(extrapolations_tried_)},
           {"block_shifted_factorisations", static_cast<double>(system_.block_shifted())},
+          {"failed_factorisations", static_cast<double>(system_.failed_set_ups())},
           {"step_cuts", static_cast<double>(step_cuts_)},
           {"fracture_cuts", static_cast<double>(fracture_cuts_)},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
