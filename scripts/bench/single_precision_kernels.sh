@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The implicit solver's single-precision kernels against PETSc's double-precision ones, in one run: the same
-# scene and steps five times (1 rank) with
+# scene and steps six times (1 rank) with
 #   default        the scene's preconditioner (IC(0), or D-ILU where its petsc_options say so), single-precision
 #                  blocks and product, through the AVX2 kernels where the CPU has them
 #   portable       the same through the portable Eigen kernels                 (PERCUSSION_AVX2=0)
-#   icc            single-precision IC(0) blocks and product                    (-bdem_sub_pc_type icc)
-#   double_product single-precision IC(0), PETSc's product        (... -bdem_single_precision_product 0)
+#   icc            IC(0) blocks (the factor read as halves) and single-precision product, PETSc's CG
+#                                                                  (-bdem_sub_pc_type icc -bdem_petsc_cg)
+#   float_factor   the same with the factor read as floats         (... -bdem_half_precision_factor 0)
+#   double_product single-precision IC(0), PETSc's product        (-bdem_sub_pc_type icc -bdem_single_precision_product 0)
 #   petsc          PETSc's ICC(0) and product                      (-bdem_pc_type bjacobi ...)
 # and prints, from -log_view, the seconds per matrix product and per preconditioner application (D-ILU's split
 # operator counts as a product and has no application), the time loop, their ratios to "petsc", and the CG
@@ -53,11 +55,12 @@ echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadav
 declare -A options=(
   [default]=""
   [portable]=""
-  [icc]="-bdem_sub_pc_type icc"
+  [icc]="-bdem_sub_pc_type icc -bdem_petsc_cg"
+  [float_factor]="-bdem_sub_pc_type icc -bdem_petsc_cg -bdem_half_precision_factor 0"
   [double_product]="-bdem_sub_pc_type icc -bdem_single_precision_product 0"
   [petsc]="-bdem_pc_type bjacobi -bdem_sub_pc_type icc -bdem_single_precision_product 0"
 )
-for variant in default portable icc double_product petsc; do
+for variant in default portable icc float_factor double_product petsc; do
   echo "bench: $variant" >&2
   avx2=1
   [[ "$variant" == portable ]] && avx2=0
@@ -85,7 +88,7 @@ def event(log, name):
     return 0, 0.0
 
 rows = {}
-for v in ("default", "portable", "icc", "double_product", "petsc"):
+for v in ("default", "portable", "icc", "float_factor", "double_product", "petsc"):
     with open(os.path.join(work, v, "summary.json")) as f:
         s = json.load(f)
     log = os.path.join(work, v + ".log_view")
@@ -109,4 +112,6 @@ for v, r in rows.items():
           f"{base['loop'] / r['loop']:8.2f}{int(r['cg']):8d}{r['energy']:22.12g}")
 print("x = the petsc row's time / this row's (above 1: faster than PETSc's double-precision kernels)")
 print(f"AVX2 kernels: time loop {rows['portable']['loop'] / rows['default']['loop']:.2f}x the portable ones'")
+print(f"IC(0) factor read as halves: {per(rows['float_factor']['apply']) / max(1e-12, per(rows['icc']['apply'])):.2f}x "
+      f"faster applications than as floats")
 EOF

@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #endif
 
@@ -22,7 +23,7 @@ namespace {
 #if PERCUSSION_AVX2_KERNELS
 namespace {
 constexpr std::size_t B = 6, BB = 36, S = kStride;
-#define PERCUSSION_AVX2 __attribute__((target("avx2,fma")))
+#define PERCUSSION_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 // Six doubles to floats in lanes 0-5, zeros in 6-7.
 PERCUSSION_AVX2 inline __m256 load6(const double* u) {
@@ -48,28 +49,36 @@ PERCUSSION_AVX2 inline void store6(double* out, __m256 v) {
   _mm_storeu_pd(out + 4, _mm_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
-// The two sweep patterns over block row k of row-major 6×6 blocks (a block row is loaded as 8 floats, so lanes 6-7
+// A block row of 6 values as 8 floats (lanes 6-7 hold the next row's first values).
+PERCUSSION_AVX2 inline __m256 load_row(const float* row) { return _mm256_loadu_ps(row); }
+PERCUSSION_AVX2 inline __m256 load_row(const Half* row) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row)));
+}
+
+// The two sweep patterns over block row k of row-major 6×6 blocks (a block row is loaded as 8 values, so lanes 6-7
 // read the next row's first entries).
 // Pull: a[r] += (row r of each block) ∘ v_column, lane by lane, for a reduction once per block row; v's lanes 6-7
 // must be zero.
-PERCUSSION_AVX2 inline void pull_row(PetscInt k, const PetscInt* first, const PetscInt* column, const float* upper,
+template <class T>
+PERCUSSION_AVX2 inline void pull_row(PetscInt k, const PetscInt* first, const PetscInt* column, const T* upper,
                                      const float* v, __m256* a) {
   for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
     const __m256 vl = _mm256_loadu_ps(v + static_cast<std::size_t>(column[p]) * S);
-    const float* block = upper + static_cast<std::size_t>(p) * BB;
-    for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(block + B * r), vl, a[r]);
+    const T* block = upper + static_cast<std::size_t>(p) * BB;
+    for (std::size_t r = 0; r < B; ++r) a[r] = _mm256_fmadd_ps(load_row(block + B * r), vl, a[r]);
   }
 }
 
 // Push: acc_column −= blockᵀ w = Σ_r w_r (row r of the block), for each block of row k (w: 8 aligned floats, the
 // first 6 used); lanes 6-7 of acc collect junk.
-PERCUSSION_AVX2 inline void push_row(PetscInt k, const PetscInt* first, const PetscInt* column, const float* upper,
+template <class T>
+PERCUSSION_AVX2 inline void push_row(PetscInt k, const PetscInt* first, const PetscInt* column, const T* upper,
                                      const float* w, float* acc) {
   for (PetscInt p = first[k]; p < first[k + 1]; ++p) {
     float* al = acc + static_cast<std::size_t>(column[p]) * S;
-    const float* block = upper + static_cast<std::size_t>(p) * BB;
+    const T* block = upper + static_cast<std::size_t>(p) * BB;
     __m256 a = _mm256_loadu_ps(al);
-    for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(w[r]), _mm256_loadu_ps(block + B * r), a);
+    for (std::size_t r = 0; r < B; ++r) a = _mm256_fnmadd_ps(_mm256_set1_ps(w[r]), load_row(block + B * r), a);
     _mm256_storeu_ps(al, a);
   }
 }
@@ -78,9 +87,29 @@ PERCUSSION_AVX2 inline void push_row(PetscInt k, const PetscInt* first, const Pe
 bool supported() {
   static const bool yes = [] {
     __builtin_cpu_init();  // in case this runs in a static constructor, before libgcc's own has
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !turned_off();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+           !turned_off();
   }();
   return yes;
+}
+
+PERCUSSION_AVX2 bool to_half(const float* in, std::size_t n, Half* out) {
+  constexpr float kLargest = 65504.0f;  // the largest finite half
+  const __m256 largest = _mm256_set1_ps(kLargest);
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 fits = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(in + i);
+    fits = _mm256_and_ps(fits, _mm256_cmp_ps(_mm256_and_ps(v, magnitude), largest, _CMP_LE_OQ));  // false for NaN
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+  bool all = _mm256_movemask_ps(fits) == 0xff;
+  for (; i < n; ++i) {
+    all = all && std::abs(in[i]) <= kLargest;
+    out[i] = _cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
+  }
+  return all;
 }
 
 PERCUSSION_AVX2 void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
@@ -130,8 +159,10 @@ PERCUSSION_AVX2 double dilu_forward(PetscInt n, const PetscInt* first, const Pet
   return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (rest[0] + rest[1]);
 }
 
-PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-                               const float* pivot_inverse, const double* x, double* y, float* t) {
+namespace {
+template <class T>
+PERCUSSION_AVX2 void icc_apply_sweeps(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
+                                      const float* pivot_inverse, const double* x, double* y, float* t) {
   for (PetscInt k = 0; k < n; ++k)
     _mm256_storeu_ps(t + static_cast<std::size_t>(k) * S, load6(x + B * static_cast<std::size_t>(k)));
   // Uᵀ s = x: s_k is final when reached, then pushed into the later rows (lanes 6-7 collect junk there).
@@ -154,6 +185,16 @@ PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt
     _mm256_storeu_ps(t + kk * S, z);
     store6(y + B * kk, z);
   }
+}
+}  // namespace
+
+PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+               const float* pivot_inverse, const double* x, double* y, float* t) {
+  icc_apply_sweeps(n, first, column, upper, pivot_inverse, x, y, t);
+}
+PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const Half* upper,
+               const float* pivot_inverse, const double* x, double* y, float* t) {
+  icc_apply_sweeps(n, first, column, upper, pivot_inverse, x, y, t);
 }
 
 PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* values,
@@ -236,5 +277,6 @@ PERCUSSION_AVX2 void icc_eliminate_row(PetscInt k, const PetscInt* first, const 
 #else
 bool supported() { return false; }
 #endif
+
 
 }  // namespace percussion::solvers::avx2

@@ -31,11 +31,18 @@ std::optional<double> SinglePrecisionIcc::factor(Mat A) {
     std::copy(block.column.begin() + block.first[k] + 1, block.column.begin() + block.first[k + 1],
               column_.begin() + first_[k]);
   // Each attempt reads A's values afresh into the work array it eliminates in (a retry is rare).
-  return factor_with_shift(
-      [&](double shift) {
-        block.with_values([&](const PetscScalar* values) { load(block, values); });
-        return try_factor(shift);
-      });
+  const std::optional<double> shift = factor_with_shift([&](double shift) {
+    block.with_values([&](const PetscScalar* values) { load(block, values); });
+    return try_factor(shift);
+  });
+  half_ready_ = false;
+#if PERCUSSION_AVX2_KERNELS
+  if (avx2_ && half_ && shift) {
+    upper_half_.resize(upper_.size());  // with upper_'s padding
+    half_ready_ = avx2::to_half(upper_.data(), upper_.size(), upper_half_.data());
+  }
+#endif
+  return shift;
 }
 
 void SinglePrecisionIcc::load(const SbaijBlock& block, const PetscScalar* values) {
@@ -102,6 +109,8 @@ void SinglePrecisionIcc::apply(const double* x, double* y) const {
   constexpr std::size_t S = avx2::kStride;
   t_.resize(n * S);
 #if PERCUSSION_AVX2_KERNELS
+  if (avx2_ && half_ready_)
+    return avx2::icc_apply(n_, first_.data(), column_.data(), upper_half_.data(), pivot_inverse_.data(), x, y, t_.data());
   if (avx2_)
     return avx2::icc_apply(n_, first_.data(), column_.data(), upper_.data(), pivot_inverse_.data(), x, y, t_.data());
 #endif

@@ -505,10 +505,12 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
     if (form == "midpoint") EXPECT_LT(error, 1e-10);
     else EXPECT_NEAR(error, 0.5 * 9.81 * h * t, 1e-3 * 9.81 * h * t);
     // Tolerance 1e-12 is near round-off: the line search takes the Newton steps whose energy change is within
-    // Φ's round-off instead of halving them until the iteration limit (which then cut the steps).
+    // Φ's round-off instead of halving them until the iteration limit (which then cut the steps). (Three or four
+    // Newton iterations: IC(0) of a chain is its exact Cholesky factor, and with its factor in floats CG's third
+    // iterate happened to be 1e3 times below the forcing term, saving one; read as halves it is not.)
     EXPECT_EQ(m.counters().at("unconverged_steps"), 0) << form;
     EXPECT_EQ(m.counters().at("step_cuts"), 0) << form;
-    EXPECT_LE(m.counters().at("newton_per_step"), 3) << form;
+    EXPECT_LE(m.counters().at("newton_per_step"), 4) << form;
   }
 }
 

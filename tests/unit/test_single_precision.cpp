@@ -1,12 +1,14 @@
 // The single-precision kernels of the Newton solve on small sequential SBAIJ matrices. The block IC(0)
 // preconditioner: exact where IC(0) is (a block chain has no fill), symmetric positive definite where it is not
-// (a ring), and shifted to stay so where the matrix itself would give indefinite pivots. The matrix product:
+// (a ring), and shifted to stay so where the matrix itself would give indefinite pivots; its factor read as
+// halves, unless a value does not fit one. The matrix product:
 // PETSc's own to float rounding.
 #include <gtest/gtest.h>
 #include <petscmat.h>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -40,6 +42,7 @@ TEST(SinglePrecisionIcc, IsTheExactCholeskySolveOnABlockChain) {
   const Sparse s = coupled(12, false, gen);
   Mat A = s.petsc();
   SinglePrecisionIcc icc;
+  icc.use_half(false);  // floats: exact to float rounding (the halves' test is below)
   EXPECT_EQ(icc.factor(A), 0.0);
   EXPECT_EQ(icc.rows(), 12);
   const Eigen::MatrixXd dense = s.dense();
@@ -68,6 +71,7 @@ TEST(SinglePrecisionIcc, IsTheExactCholeskySolveOnABlockBand) {
   for (bool avx2 : {true, false}) {
     SinglePrecisionIcc icc;
     icc.use_avx2(avx2);
+    icc.use_half(false);
     EXPECT_EQ(icc.factor(A), 0.0);
     for (int trial = 0; trial < 3; ++trial) {
       const Eigen::VectorXd x = Eigen::VectorXd::Random(6 * s.n);
@@ -108,6 +112,7 @@ TEST(SinglePrecisionIcc, Avx2ApplicationAgreesWithTheGenericOne) {
   Mat A = s.petsc();
   SinglePrecisionIcc fast, generic;
   generic.use_avx2(false);
+  fast.use_half(false);
   ASSERT_EQ(fast.factor(A), 0.0);
   ASSERT_EQ(generic.factor(A), 0.0);
   for (int trial = 0; trial < 3; ++trial) {
@@ -115,6 +120,47 @@ TEST(SinglePrecisionIcc, Avx2ApplicationAgreesWithTheGenericOne) {
     const Eigen::VectorXd a = apply(fast, x), b = apply(generic, x);
     EXPECT_LT((a - b).norm(), 1e-6 * b.norm());
   }
+  MatDestroy(&A);
+}
+
+TEST(SinglePrecisionIcc, Avx2ApplicationReadsTheFactorAsHalves) {
+  // By default the AVX2 application reads U as halves: on a chain, where the float factor is exact, the result is
+  // then A⁻¹x to the halves' rounding (2⁻¹¹ per value), and really not to the floats' (1e-6).
+  if (!percussion::solvers::avx2::supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  std::mt19937 gen(3);
+  const Sparse s = coupled(12, false, gen);
+  Mat A = s.petsc();
+  SinglePrecisionIcc icc;
+  ASSERT_EQ(icc.factor(A), 0.0);
+  const Eigen::MatrixXd dense = s.dense();
+  double worst = 0, least = 1;
+  for (int trial = 0; trial < 5; ++trial) {
+    const Eigen::VectorXd x = Eigen::VectorXd::Random(72);
+    const Eigen::VectorXd exact = dense.llt().solve(x);
+    const double error = (apply(icc, x) - exact).norm() / exact.norm();
+    worst = std::max(worst, error);
+    least = std::min(least, error);
+  }
+  EXPECT_LT(worst, 2e-3);
+  EXPECT_GT(least, 1e-6);
+  MatDestroy(&A);
+}
+
+TEST(SinglePrecisionIcc, KeepsFloatsWhereTheFactorDoesNotFitHalves) {
+  // A = [ε I, I; I, C] with ε = 1e-6: U = ε⁻¹ I, beyond the largest half (65504). The factor stays in floats,
+  // and the application is still the exact solve of this chain.
+  Sparse s;
+  s.n = 2;
+  s.blocks.emplace_back(0, 0, 1e-6 * Block::Identity());
+  s.blocks.emplace_back(0, 1, Block::Identity());
+  s.blocks.emplace_back(1, 1, 2e6 * Block::Identity());
+  Mat A = s.petsc();
+  SinglePrecisionIcc icc;
+  ASSERT_EQ(icc.factor(A), 0.0);
+  const Eigen::MatrixXd dense = s.dense();
+  const Eigen::VectorXd x = Eigen::VectorXd::Random(12);
+  const Eigen::VectorXd exact = dense.llt().solve(x);
+  EXPECT_LT((apply(icc, x) - exact).norm(), 1e-5 * exact.norm());
   MatDestroy(&A);
 }
 

@@ -41,6 +41,8 @@ class BlockSystem {
   // every assemble() (single_precision_product.hpp): for inexact Newton solves, not for tight tolerances.
   // Call before the first assemble().
   void use_single_precision_product(bool on) { single_precision_product_ = on; }
+  // IC(0)'s factor read as halves by the AVX2 application (on by default; avx2_block_kernels.hpp).
+  void use_half_precision_factor(bool on) { icc_.use_half(on); }
   // The default preconditioner's blocks: IC(0) (single_precision_icc.hpp), or with `on` D-ILU applied by
   // Eisenstat's trick (eisenstat_dilu.hpp), which makes a CG iteration cheaper but helps less on
   // contact-dominated matrices. Call before preallocate().

@@ -36,6 +36,8 @@ class SinglePrecisionIcc {
   PetscInt rows() const { return n_; }
   // The application runs the AVX2 kernel (avx2_block_kernels.hpp) where the CPU has it, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
+  // The AVX2 application reads U's blocks as halves (the default) or as floats.
+  void use_half(bool on) { half_ = on; }
 
  private:
   void load(const SbaijBlock& block, const PetscScalar* values);  // A's values into work_, row-major
@@ -46,6 +48,8 @@ class SinglePrecisionIcc {
   std::vector<float> work_;                // one attempt's factorisation: off-diagonal, then diagonal blocks, kPad
   std::vector<double> diagonal_magnitude_;  // |diag A| (6 per row), which the shift scales
   std::vector<float> upper_, pivot_inverse_;  // U_kj and D_k⁻¹, row-major 6×6, then avx2::kPad zeros
+  std::vector<avx2::Half> upper_half_;        // U_kj as halves for the AVX2 application, if half_ready_
+  bool half_ = true, half_ready_ = false;      // asked for; made (every value fits a half)
   mutable std::vector<float> t_;  // avx2::kStride floats per row
   bool avx2_ = avx2::supported();
 };

@@ -56,18 +56,18 @@ constexpr double kNormalDrift = 0.1;
 // Beyond it (1 + √2 is the stability bound) a step restarts with backward Euler.
 constexpr double kMaxBdf2Ratio = 2.0;
 
-// -bdem_single_precision_product [1|0|true|false|yes|no|on|off]: 0 gives PETSc's double-precision product.
-bool single_precision_product_option() {
+// -bdem_<name> [1|0|true|false|yes|no|on|off], on unless set to one of the last four. single_precision_product 0
+// gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor in floats.
+bool switch_option(const std::string& name) {
   char value[32] = "";
   PetscBool set = PETSC_FALSE;
-  solvers::petsc_check(
-      PetscOptionsGetString(nullptr, "bdem_", "-single_precision_product", value, sizeof value, &set),
-      "PetscOptionsGetString");
+  solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", ("-" + name).c_str(), value, sizeof value, &set),
+                       "PetscOptionsGetString");
   std::string v(value);
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (!set || v.empty() || v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  throw InputError("option -bdem_single_precision_product: expected 1/0, true/false, yes/no or on/off, got '" +
+  throw InputError("option -bdem_" + name + ": expected 1/0, true/false, yes/no or on/off, got '" +
                    std::string(value) + "'");
 }
 
@@ -140,7 +140,8 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
-  system_.use_single_precision_product(single_precision_product_option());
+  system_.use_single_precision_product(switch_option("single_precision_product"));
+  system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_eisenstat_dilu(eisenstat_dilu_option());
   fracture_depth_ = model.fracture_depth;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
