@@ -51,6 +51,8 @@ expect_exit 2 "$PERCUSSION" run "$(scene "${base/\"method\":\"bdem\"/\"method\":
   --out "$SCRATCH/out" -bdem_single_precision_product maybe
 expect_output "option -bdem_single_precision_product: expected 1/0, true/false, yes/no or on/off, got 'maybe'"
 implicit_scene="$(scene "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\"}")"
+expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_half_precision_factor 2
+expect_output "option -bdem_half_precision_factor: expected 1/0, true/false, yes/no or on/off, got '2'"
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_sub_pc_type sor
 expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are icc or dilu, got 'sor'"
 # PETSc 3.18 has no SOR for 6x6 blocks, and crashed after saying so: refused before the run.
