@@ -447,14 +447,15 @@ void invert_block(double* d, int bs) {
   }
 }
 
-// y_r = D_r⁻¹ x_r for the n blocks of the inverted diagonal.
+// y_r = D_r⁻¹ x_r for the n blocks of the inverted diagonal (floats: a preconditioner, read once per CG iteration).
 template <int B>
-void apply_blocks(const double* inverse, const double* x, double* y, PetscInt n, int bs) {
-  using Block = Eigen::Matrix<double, B, B, Eigen::RowMajor>;
+void apply_blocks(const float* inverse, const double* x, double* y, PetscInt n, int bs) {
+  using Block = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
   using Vector = Eigen::Matrix<double, B, 1>;
   for (PetscInt r = 0; r < n; ++r)
     Eigen::Map<Vector>(y + r * bs, bs).noalias() =
-        Eigen::Map<const Block>(inverse + r * bs * bs, bs, bs) * Eigen::Map<const Vector>(x + r * bs, bs);
+        Eigen::Map<const Block>(inverse + r * bs * bs, bs, bs).template cast<double>() *
+        Eigen::Map<const Vector>(x + r * bs, bs);
 }
 }  // namespace
 
@@ -472,10 +473,12 @@ void BlockSystem::apply_icc(const double* x, double* y) const {
 
 void BlockSystem::invert_diagonal() {
   const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
-  diagonal_inverse_ = diagonal_;
+  diagonal_inverse_.resize(diagonal_.size());
   std::vector<PetscInt> idx(static_cast<std::size_t>(bs_));
+  std::vector<double> block(bb);
   for (PetscInt r = 0; r < n_owned_; ++r) {
-    double* d = &diagonal_inverse_[static_cast<std::size_t>(r) * bb];
+    double* d = block.data();
+    std::copy_n(&diagonal_[static_cast<std::size_t>(r) * bb], bb, d);
     if (!diagonal_complete_) {  // some diagonal block was added elsewhere: read the assembled upper triangle
       for (int k = 0; k < bs_; ++k) idx[static_cast<std::size_t>(k)] = (first_row_ + r) * bs_ + k;
       for (int k = 0; k < bs_; ++k)
@@ -485,6 +488,7 @@ void BlockSystem::invert_diagonal() {
     }
     if (bs_ == 6) invert_block<6>(d, bs_);
     else invert_block<Eigen::Dynamic>(d, bs_);
+    std::copy_n(d, bb, &diagonal_inverse_[static_cast<std::size_t>(r) * bb]);  // to floats
   }
   diagonal_inverted_ = true;
 }

@@ -1,5 +1,5 @@
-// The distributed 6x6-block system on 1, 2 and 3 ranks: the point-block Jacobi fallback inverts exactly the
-// diagonal blocks, whether every rank adds its own rows or another rank adds some of them, and its CG solves
+// The distributed 6x6-block system on 1, 2 and 3 ranks: the point-block Jacobi fallback inverts the diagonal
+// blocks (to float rounding), whether every rank adds its own rows or another rank adds some of them, and its CG solves
 // the same system as the default block Jacobi with single-precision IC(0) blocks, and as CG on the Eisenstat
 // split with D-ILU blocks (whose operator needs the blocks coupling the ranks), also with lagged pivots.
 #include <gtest/gtest.h>
@@ -106,7 +106,8 @@ TEST(BlockSystem, PointBlockJacobiInvertsTheDiagonalBlocksAndSolvesLikeIcc) {
     preallocate(sys);
     ring.add_to(sys, own_rows_only);
 
-    // Exactness of the preconditioner: D_g (D_g⁻¹ x) = x block by block.
+    // Exactness of the preconditioner: D_g (D_g⁻¹ x) = x block by block, to float rounding (the inverses are
+    // computed in double and kept in floats; |x| ≤ 1).
     std::vector<double> y(rhs.size()), jacobi(rhs.size()), icc(rhs.size());
     const auto rj = sys.solve_block_jacobi(rhs, jacobi, 1e-12);  // inverts the blocks
     sys.apply_block_jacobi(rhs.data(), y.data());
@@ -116,7 +117,7 @@ TEST(BlockSystem, PointBlockJacobiInvertsTheDiagonalBlocksAndSolvesLikeIcc) {
       const Eigen::Map<const Eigen::Matrix<double, 6, 1>> xr(&rhs[6 * static_cast<std::size_t>(r)]);
       worst = std::max(worst, (ring.full_diagonal(first + r) * yr - xr).cwiseAbs().maxCoeff());
     }
-    EXPECT_LT(worst, 1e-12) << (own_rows_only ? "own rows" : "rows added by other ranks");
+    EXPECT_LT(worst, 1e-6) << (own_rows_only ? "own rows" : "rows added by other ranks");
 
     const auto ri = sys.solve(rhs, icc, 1e-12);
     EXPECT_GT(rj.reason, 0);

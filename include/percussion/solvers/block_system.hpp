@@ -150,7 +150,8 @@ class BlockSystem {
   // row by assemble(), and kept so point-block Jacobi needs neither a conversion to AIJ (PETSc 3.18 inverts
   // block diagonals of (B)AIJ only) nor a pass over the matrix; its inverses are read back from the matrix
   // instead when some diagonal block came from another rank.
-  std::vector<double> diagonal_, diagonal_inverse_;
+  std::vector<double> diagonal_;
+  std::vector<float> diagonal_inverse_;  // inverted in double, kept in floats
   // The rank's block of the matrix as add_at() sees it: block CSR of its upper triangle (empty until the
   // pattern is set), and its value array from the first add_at() after zero() until assemble().
   std::vector<PetscInt> local_first_, local_column_;
