@@ -189,11 +189,11 @@ PERCUSSION_AVX2 void icc_apply_sweeps(PetscInt n, const PetscInt* first, const P
 }  // namespace
 
 PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-               const float* pivot_inverse, const double* x, double* y, float* t) {
+                               const float* pivot_inverse, const double* x, double* y, float* t) {
   icc_apply_sweeps(n, first, column, upper, pivot_inverse, x, y, t);
 }
 PERCUSSION_AVX2 void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const Half* upper,
-               const float* pivot_inverse, const double* x, double* y, float* t) {
+                               const float* pivot_inverse, const double* x, double* y, float* t) {
   icc_apply_sweeps(n, first, column, upper, pivot_inverse, x, y, t);
 }
 
@@ -277,6 +277,5 @@ PERCUSSION_AVX2 void icc_eliminate_row(PetscInt k, const PetscInt* first, const 
 #else
 bool supported() { return false; }
 #endif
-
 
 }  // namespace percussion::solvers::avx2

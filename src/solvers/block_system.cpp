@@ -462,14 +462,10 @@ void apply_blocks(const float* inverse, const double* x, double* y, PetscInt n, 
 bool BlockSystem::factor_icc(Mat P) {
   const std::optional<double> shift = icc_.factor(P);
   count_factorisation(shift);
-  icc_factored_ = shift.has_value();
-  return icc_factored_;
+  return shift.has_value();
 }
 
-void BlockSystem::apply_icc(const double* x, double* y) const {
-  if (icc_factored_) icc_.apply(x, y);
-  else std::fill_n(y, static_cast<std::size_t>(n_owned_ * bs_), std::numeric_limits<double>::quiet_NaN());
-}
+void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y); }
 
 void BlockSystem::invert_diagonal() {
   const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);

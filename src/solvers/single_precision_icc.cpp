@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "percussion/core/error.hpp"
@@ -35,6 +36,7 @@ std::optional<double> SinglePrecisionIcc::factor(Mat A) {
     block.with_values([&](const PetscScalar* values) { load(block, values); });
     return try_factor(shift);
   });
+  factored_ = shift.has_value();
   half_ready_ = false;
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_ && half_ && shift) {
@@ -108,6 +110,10 @@ void SinglePrecisionIcc::apply(const double* x, double* y) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   constexpr std::size_t S = avx2::kStride;
   t_.resize(n * S);
+  if (!factored_) {  // BlockSystem fails the solve on every rank; PETSc's CG, if it runs, carries the NaN to all
+    std::fill_n(y, n * B, std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_ && half_ready_)
     return avx2::icc_apply(n_, first_.data(), column_.data(), upper_half_.data(), pivot_inverse_.data(), x, y, t_.data());

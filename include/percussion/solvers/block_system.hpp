@@ -138,7 +138,6 @@ class BlockSystem {
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
   long block_factorisations_ = 0, block_shifted_ = 0, block_failed_ = 0, failed_set_ups_ = 0;
-  bool icc_factored_ = false;  // the last IC(0) factorisation succeeded
   void count_factorisation(std::optional<double> shift);  // one factorisation: the shift it needed, or failed
   struct FactorStatus {
     bool shifted, failed;

@@ -31,7 +31,7 @@ class SinglePrecisionIcc {
   // present). Returns the shift α that was needed (0 when IC(0) of A itself has positive definite pivots), or
   // nothing when no shift gives positive definite pivots (the factor is then unusable).
   std::optional<double> factor(Mat A);
-  // y = (Uᵀ D U)⁻¹ x on the rank's 6·rows() values.
+  // y = (Uᵀ D U)⁻¹ x on the rank's 6·rows() values; NaN after a factorisation that failed.
   void apply(const double* x, double* y) const;
   PetscInt rows() const { return n_; }
   // The application runs the AVX2 kernel (avx2_block_kernels.hpp) where the CPU has it, unless turned off here.
@@ -50,6 +50,7 @@ class SinglePrecisionIcc {
   std::vector<float> upper_, pivot_inverse_;  // U_kj and D_k⁻¹, row-major 6×6, then avx2::kPad zeros
   std::vector<avx2::Half> upper_half_;        // U_kj as halves for the AVX2 application, if half_ready_
   bool half_ = true, half_ready_ = false;      // asked for; made (every value fits a half)
+  bool factored_ = false;                      // the last factorisation succeeded
   mutable std::vector<float> t_;  // avx2::kStride floats per row
   bool avx2_ = avx2::supported();
 };
