@@ -681,7 +681,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   a.advance();
   a.write_checkpoint(path);
   const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
-  EXPECT_EQ(ck.fracture_depth, 1);
+  EXPECT_EQ(ck.schedule.fracture_depth, 1);
   ImplicitBdem restarted(cut, MPI_COMM_WORLD, ck);
   expect_same_steps(a, restarted, 1);
   for (int s = 0; s < 4; ++s) b.advance();
@@ -690,7 +690,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   EXPECT_EQ(a.observables().bonds_broken, b.observables().bonds_broken);
   EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12);
   a.write_checkpoint(path);
-  EXPECT_EQ(bdem::model_from_checkpoint(path, MPI_COMM_WORLD).fracture_depth, 0);
+  EXPECT_EQ(bdem::model_from_checkpoint(path, MPI_COMM_WORLD).schedule.fracture_depth, 0);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::filesystem::remove_all(dir);
 }
@@ -827,6 +827,38 @@ TEST(ImplicitBdem, PointBlockJacobiFallbackReachesTheSameMinimisers) {
   expect_same_minimisers(c, a, 100);
 }
 
+
+// After a step whose IC(0) had to shift, the next steps start on point-block Jacobi (1, 2, 4, 8 of them while it
+// keeps shifting) instead of factoring IC(0) only to drop it. The checkpoint carries how many are left, so a
+// restart takes the same path, bit for bit; and the run reaches the minimisers of one that always tries IC(0).
+TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string dir = shared_temp_dir(), path = dir + "/shifted.h5";
+  ASSERT_FALSE(dir.empty());
+  Scene scene = shipped_scene("plate_drop_small.json");
+  scene.implicit.tolerance = 1e-8;
+  scene.implicit.petsc_options = {};  // the default IC(0), which shifts as the rim hits (the scene takes D-ILU)
+  ImplicitBdem full(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
+  bdem::StepSchedule schedule;
+  for (int s = 0; s < 12 && schedule.block_jacobi_steps == 0; ++s) {
+    full.advance();
+    full.write_checkpoint(path);
+    schedule = bdem::model_from_checkpoint(path, MPI_COMM_WORLD).schedule;
+  }
+  ASSERT_GT(schedule.block_jacobi_steps, 0);
+  EXPECT_EQ(schedule.block_jacobi_backoff, schedule.block_jacobi_steps);  // (the checkpoint follows the shift)
+  const double before = full.counters().at("point_block_jacobi_steps");
+  for (int s = 0; s < 2; ++s) full.advance();
+  EXPECT_GT(full.counters().at("point_block_jacobi_steps"), before);
+  ImplicitBdem restarted(scene, MPI_COMM_WORLD, bdem::model_from_checkpoint(path, MPI_COMM_WORLD));
+  for (int s = 0; s < 2; ++s) restarted.advance();
+  EXPECT_GT(restarted.counters().at("point_block_jacobi_steps"), 0);
+  EXPECT_EQ(positions(MPI_COMM_WORLD, restarted), positions(MPI_COMM_WORLD, full));
+  EXPECT_EQ(velocities(MPI_COMM_WORLD, restarted), velocities(MPI_COMM_WORLD, full));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
 
 // A lagged Hessian (the matrix of an earlier Newton iteration kept while Newton contracts fast with it) only
 // changes the path: three-point bending through its crack reaches the same minimisers and breaks the same bonds

@@ -24,13 +24,16 @@ class SinglePrecisionProduct {
   void attach(Mat A);
   // y = A_local x on the rank's 6·rows values.
   void multiply(const double* x, double* y) const;
+  // Blocks the product reads: the diagonal ones and the nonzero off-diagonal ones of the last attach().
+  PetscInt blocks() const { return first_.empty() ? 0 : first_.back(); }
   // The product runs the AVX2 kernel (avx2_block_kernels.hpp) where the CPU has it, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
 
  private:
   PetscInt n_ = 0;
-  std::vector<PetscInt> first_, column_;  // block row k: first_[k] .. first_[k+1], diagonal block first
-  std::vector<float> values_;             // PETSc's layout: each 6×6 block column by column
+  // Block row k: first_[k] .. first_[k+1], the diagonal block first, then the nonzero off-diagonal ones.
+  std::vector<PetscInt> first_, column_;
+  std::vector<float> values_;  // PETSc's layout: each 6×6 block column by column
   bool avx2_ = avx2::supported();
 };
 

@@ -1,6 +1,9 @@
 // Checkpoints of the bonded-DEM state: everything needed to continue, in tables whose rows are global ids,
 // so any rank count can read them back.
+#include <array>
 #include <cmath>
+#include <type_traits>
+#include <utility>
 
 #include "percussion/core/error.hpp"
 #include "percussion/io/h5file.hpp"
@@ -47,6 +50,15 @@ physics::BondRest unpack_rest(const double* c) {
   return r;
 }
 
+// The step schedule's fields by their attribute names (of a const schedule or not).
+template <class Schedule>
+auto schedule_attributes(Schedule& s) {
+  using Int = std::conditional_t<std::is_const_v<Schedule>, const int, int>;
+  return std::array<std::pair<const char*, Int*>, 3>{{{"fracture_depth", &s.fracture_depth},
+                                                      {"block_jacobi_backoff", &s.block_jacobi_backoff},
+                                                      {"block_jacobi_steps", &s.block_jacobi_steps}}};
+}
+
 template <int N, class V>
 std::vector<V> unflat(const std::vector<double>& d) {
   std::vector<V> out(d.size() / N);
@@ -61,7 +73,8 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                               const std::string& form, std::span<const double> newton_state,
                               int newton_width, std::span<const double> bdf2_history,
-                              double bdf2_history_step, double gradient_step, int fracture_depth) const {
+                              double bdf2_history_step, double gradient_step,
+                              const StepSchedule& schedule) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
   io::H5File file = io::H5File::create(comm, path);
   const hid_t root = file.id();
@@ -77,7 +90,8 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
   io::write_attribute(root, "step", std::int64_t{step});
   io::write_attribute(root, "time", static_cast<double>(step) * dt);
   io::write_attribute(root, "time_step", dt);
-  if (fracture_depth > 0) io::write_attribute(root, "fracture_depth", std::int64_t{fracture_depth});
+  for (const auto& [name, value] : schedule_attributes(schedule))
+    if (*value > 0) io::write_attribute(root, name, std::int64_t{*value});
   io::write_attribute(root, "ranks_written", std::int64_t{size});
   io::write_attribute(root, "particles", n_global);
   io::write_attribute(root, "bonds", bonds_global);
@@ -154,11 +168,12 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
   g.from_checkpoint = true;
   g.step = static_cast<long>(io::read_attribute_int(root, "step"));
   g.time_step = io::read_attribute_double(root, "time_step");
-  if (io::has_attribute(root, "fracture_depth")) {
-    const auto depth = io::read_attribute_int(root, "fracture_depth");
-    if (depth < 0 || depth > 20)
-      throw InputError(path + ": attribute \"fracture_depth\" must be in [0, 20], got " + std::to_string(depth));
-    g.fracture_depth = static_cast<int>(depth);
+  for (const auto& [name, value] : schedule_attributes(g.schedule)) {
+    if (!io::has_attribute(root, name)) continue;
+    const auto read = io::read_attribute_int(root, name);
+    if (read < 0 || read > 20)
+      throw InputError(path + ": attribute \"" + name + "\" must be in [0, 20], got " + std::to_string(read));
+    *value = static_cast<int>(read);
   }
   // Files written before "form" existed leave it empty: unknown (their "integrator" was the scene's).
   if (io::has_attribute(root, "integrator")) g.written_by_integrator = io::read_attribute_string(root, "integrator");

@@ -143,7 +143,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_single_precision_product(switch_option("single_precision_product"));
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_eisenstat_dilu(eisenstat_dilu_option());
-  fracture_depth_ = model.fracture_depth;
+  schedule_ = model.schedule;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   // BDF2's x_{n−1}: a BDF2 checkpoint's (another form's run starts over with a backward-Euler step).
@@ -543,7 +543,7 @@ bool ImplicitBdem::minimise() {
   int iterations = 0;
   bool converged = false;
   bool likely_converged = false;  // the last Newton step predicts a residual below the tolerance
-  bool block_jacobi_this_step = false;
+  bool block_jacobi_this_step = start_on_block_jacobi_;
   hessian_current_ = false;  // bonds may have broken since the last assembly
   const bool carry = matrix_carries(h);
   bool full_step = false, same_contacts = false;
@@ -676,6 +676,8 @@ bool ImplicitBdem::minimise() {
           result = system_.solve(rhs, y, rtol, refresh);
           krylov_iterations_ += result.iterations;
         }
+        if (refresh) factor_tried_ = true;
+        if (result.preconditioner_shifted || result.reason == KSP_DIVERGED_PC_FAILED) factor_shifted_ = true;
         if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_block_jacobi();
         else if (result.preconditioner_shifted) block_jacobi_this_step = true;
       }
@@ -897,10 +899,25 @@ void ImplicitBdem::advance() {
   // A fracture goes on for several steps once it starts (an impact): a step starts at the depth the last one's
   // fracture cuts reached instead of trying the whole step and failing down to it again, and backs off one
   // halving a step while no cut goes deeper.
-  const int start = std::min(fracture_depth_, scene_.implicit.step_cuts);
+  const int start = std::min(schedule_.fracture_depth, scene_.implicit.step_cuts);
   deepest_fracture_cut_ = 0;
+  start_on_block_jacobi_ = schedule_.block_jacobi_steps > 0;
+  if (start_on_block_jacobi_) {
+    --schedule_.block_jacobi_steps;
+    ++block_jacobi_steps_;
+  }
+  factor_tried_ = factor_shifted_ = false;
   solve_interval(time(), dt_, scene_.implicit.step_cuts, start);
-  fracture_depth_ = std::max(deepest_fracture_cut_, start - 1);
+  schedule_.fracture_depth = std::max(deepest_fracture_cut_, start - 1);
+  // A shifted IC(0) is dropped for point-block Jacobi at once (minimise), and where it shifts at one step it
+  // mostly shifts at the next: the late steps of the paper-size chocolate each factored it, shifted, solved once
+  // with it and went on with point-block Jacobi. Skipping those factorisations took 12 such steps from
+  // 36.0-40.0 s to 33.8-36.0 s (docs/implicit_bdem.md); IC(0) is tried again after 1, 2, 4, then 8 steps.
+  if (factor_tried_) {
+    auto& backoff = schedule_.block_jacobi_backoff;
+    backoff = factor_shifted_ ? std::clamp(2 * backoff, 1, kMaxBlockJacobiBackoff) : 0;
+    schedule_.block_jacobi_steps = backoff;
+  }
   ++step_;
   ++steps_run_;
 }
@@ -1109,7 +1126,7 @@ void ImplicitBdem::write_checkpoint(const std::string& path) {
   const bool carries = matrix_carries(inertia_step(dt_));
   d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
                       carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
-                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, fracture_depth_);
+                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, schedule_);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {
@@ -1121,6 +1138,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"point_block_jacobi_fallbacks", static_cast<double>(fallback_solves_)},
+          {"point_block_jacobi_steps", static_cast<double>(block_jacobi_steps_)},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},

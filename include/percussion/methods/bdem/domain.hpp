@@ -89,14 +89,14 @@ class Domain {
   // newton_width > 0 (the same on every rank): newton_state holds that many numbers per owned particle
   // (particles/newton_matrix_state). bdf2_history (13 numbers per owned particle, or empty on every rank):
   // particles/bdf2_history, with the length of the step it spans as its attribute "step". gradient_step > 0: the
-  // length of the step whose midpoint force/torque are at, as particles/force's attribute "step". fracture_depth:
-  // the root attribute "fracture_depth" (implicit runs).
+  // length of the step whose midpoint force/torque are at, as particles/force's attribute "step". schedule: root
+  // attributes of its names, those that are not 0 (implicit runs).
   void write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
                         std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                         const std::string& form, std::span<const double> newton_state = {},
                         int newton_width = 0, std::span<const double> bdf2_history = {},
                         double bdf2_history_step = 0, double gradient_step = 0,
-                        int fracture_depth = 0) const;
+                        const StepSchedule& schedule = {}) const;
 
   const Scene& scene;
   MPI_Comm comm;

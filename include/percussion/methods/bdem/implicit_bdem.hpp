@@ -148,10 +148,18 @@ class ImplicitBdem final : public BdemMethod {
   bool matrix_mixed_ = false;  // the matrix holds blocks of two states: a restart could not rebuild it, so it never carries
   std::vector<Eigen::Matrix3d> pair_contact_hessian_, plane_contact_hessian_;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
-  // fracture_cut_ratio: how many halvings the next step starts at without trying the longer steps (the depth the
-  // last step's fracture cuts reached, or one less than it started at), and this step's deepest fracture cut
-  // (0: none). Checkpoints carry the first.
-  int fracture_depth_ = 0, deepest_fracture_cut_ = 0;
+  // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
+  // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
+  // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it
+  // keeps shifting, back to none once it does not) start on point-block Jacobi instead of factoring IC(0) only
+  // to drop it at the first solve, as the late powder of the paper-size chocolate did at every step.
+  StepSchedule schedule_;
+  static constexpr int kMaxBlockJacobiBackoff = 8;
+  int deepest_fracture_cut_ = 0;  // this step's deepest fracture cut (0: none)
+  // This step started on point-block Jacobi; a solve factored the default preconditioner afresh; one of those
+  // factorisations shifted (or failed) on some rank.
+  bool start_on_block_jacobi_ = false, factor_tried_ = false, factor_shifted_ = false;
+  long block_jacobi_steps_ = 0;  // steps started on point-block Jacobi
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
   // contact opened or closed. Valid while no bond broke, no neighbour rebuild re-created it and the step is the

@@ -12,6 +12,14 @@
 
 namespace percussion::bdem {
 
+// How an implicit run's next step starts, besides the state: root attributes of its checkpoints (of the same
+// names), so that a restart takes the path the interrupted run would have taken. 0 = absent.
+struct StepSchedule {
+  int fracture_depth = 0;        // halvings the next step starts at (implicit.fracture_cut_ratio)
+  int block_jacobi_backoff = 0;  // steps the last shifted IC(0) sent to point-block Jacobi (ImplicitBdem::advance)
+  int block_jacobi_steps = 0;    // of those, the steps still to start on point-block Jacobi
+};
+
 struct GlobalModel {
   // Particles, indexed by global id.
   std::vector<Eigen::Vector3d> x, v, w, force, torque;  // force/torque only from a checkpoint
@@ -37,9 +45,8 @@ struct GlobalModel {
   // From an implicit midpoint checkpoint: the length of the step whose midpoint its force/torque are at (the
   // attribute "step" of particles/force; 0 when absent: an older file, taken as its time_step).
   double gradient_step = 0;
-  // From an implicit checkpoint: the halvings its next step starts at (fracture_cut_ratio; attribute
-  // "fracture_depth", 0 when absent).
-  int fracture_depth = 0;
+  // From an implicit checkpoint: how its next step starts (StepSchedule; all 0 when absent).
+  StepSchedule schedule;
   // From an implicit checkpoint whose Newton matrix carries into the next step: 18 numbers per particle, the state
   // the matrix was assembled at (ImplicitBdem::matrix_state_); empty otherwise.
   std::vector<double> newton_state;
