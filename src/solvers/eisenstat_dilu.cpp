@@ -42,28 +42,35 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
   if (!new_pattern && !same_pattern(block)) return false;
   if (new_pattern) {
     n_ = block.rows;
-    first_.assign(static_cast<std::size_t>(n_) + 1, 0);
-    column_.clear();
-    for (PetscInt k = 0; k < n_; ++k) {  // the pattern without the diagonal blocks
-      const std::size_t row = static_cast<std::size_t>(k);
-      for (PetscInt p = block.first[row] + 1; p < block.first[row + 1]; ++p)
-        column_.push_back(block.column[static_cast<std::size_t>(p)]);
-      first_[static_cast<std::size_t>(k) + 1] = static_cast<PetscInt>(column_.size());
-    }
+    pattern_first_ = block.first;
+    pattern_column_ = block.column;
   }
-  diagonal_.resize(static_cast<std::size_t>(n_) * BB);
-  a_.resize(column_.size() * BB);
+  // The off-diagonal blocks that are zero (contact candidates apart) are left out: they change no pivot and no
+  // sweep, and the sweeps' cost is reading their blocks.
+  const std::size_t n = static_cast<std::size_t>(n_);
+  first_.resize(n + 1);
+  column_.resize(block.column.size());
+  diagonal_.resize(n * BB);
+  a_.resize(block.column.size() * BB);
   block.with_values([&](const PetscScalar* values) {
-    for (PetscInt k = 0; k < n_; ++k) {
-      const PetscInt begin = block.first[static_cast<std::size_t>(k)];
-      Eigen::Map<Block> d(&diagonal_[static_cast<std::size_t>(k) * BB]);
-      d = Eigen::Map<const Block>(values + static_cast<std::size_t>(begin) * BB).transpose();
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
+      Eigen::Map<Block> d(&diagonal_[k * BB]);
+      d = Eigen::Map<const Block>(values + begin * BB).transpose();
       d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
-      const PetscInt skip = begin + 1 - first_[static_cast<std::size_t>(k)];  // SBAIJ's index of our block p, minus p
-      for (PetscInt p = first_[static_cast<std::size_t>(k)]; p < first_[static_cast<std::size_t>(k) + 1]; ++p)
-        Eigen::Map<Block>{&a_[static_cast<std::size_t>(p) * BB]} =
-            Eigen::Map<const Block>(values + static_cast<std::size_t>(skip + p) * BB).transpose();
+      first_[k] = static_cast<PetscInt>(kept);
+      for (std::size_t p = begin + 1; p < end; ++p) {
+        const PetscScalar* a = values + p * BB;
+        if (SbaijBlock::zero(a)) continue;
+        column_[kept] = block.column[p];
+        Eigen::Map<Block>{&a_[kept * BB]} = Eigen::Map<const Block>(a).transpose();
+        ++kept;
+      }
     }
+    first_[n] = static_cast<PetscInt>(kept);
+    column_.resize(kept);
+    a_.resize(kept * BB);
   });
   avx2::resize_padded(upper_, column_.size() * BB);
   avx2::resize_padded(k_tilde_, static_cast<std::size_t>(n_) * BB);
@@ -71,15 +78,7 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
 }
 
 bool EisenstatDilu::same_pattern(const SbaijBlock& block) const {
-  // SBAIJ's row k is its diagonal block, then our off-diagonal blocks of row k.
-  if (block.rows != n_) return false;
-  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) {
-    const PetscInt begin = block.first[k] + 1, end = block.first[k + 1];
-    if (end - begin != first_[k + 1] - first_[k] ||
-        !std::equal(block.column.begin() + begin, block.column.begin() + end, column_.begin() + first_[k]))
-      return false;
-  }
-  return true;
+  return block.rows == n_ && block.first == pattern_first_ && block.column == pattern_column_;
 }
 
 void EisenstatDilu::set_k_tilde(std::size_t k) {

@@ -48,7 +48,7 @@ void SinglePrecisionProduct::attach(Mat A) {
       first_[k] = static_cast<PetscInt>(kept);
       for (std::size_t p = diagonal; p < end; ++p) {
         const PetscScalar* a = values + p * BB;
-        if (p != diagonal && std::all_of(a, a + BB, [](PetscScalar v) { return v == 0.0; })) continue;
+        if (p != diagonal && SbaijBlock::zero(a)) continue;
         column_[kept] = block.column[p];
         std::transform(a, a + BB, &values_[kept * BB], [](double v) { return static_cast<float>(v); });
         ++kept;

@@ -1,7 +1,8 @@
 // Block D-ILU with Eisenstat's trick on small sequential SBAIJ matrices: the split operator Ĉ, the right-hand
 // side map b ↦ W⁻¹b and the solution map ŷ ↦ W⁻ᵀŷ must agree with the dense W⁻¹ A W⁻ᵀ; on a block chain D-ILU
 // is the exact block Cholesky factorisation (Ĉ = I); on a ring it is approximate but Ĉ stays SPD; indefinite
-// pivots make it shift; new values on the same pattern are taken with the old pivots.
+// pivots make it shift; new values on the same pattern are taken with the old pivots; zero blocks of the pattern
+// change nothing.
 #include <gtest/gtest.h>
 #include <petscmat.h>
 
@@ -159,6 +160,35 @@ TEST(EisenstatDilu, TakesNewValuesOnTheSamePatternWithTheOldPivots) {
   MatDestroy(&A);
   MatDestroy(&A2);
   MatDestroy(&A3);
+}
+
+// Contact candidates apart leave zero blocks in the pattern; D-ILU leaves them out of its pivots and sweeps. The
+// operator and both maps are those of the matrix without them, to the bit; and when such a block turns nonzero
+// on the same pattern (a contact closes), the old pivots take it.
+TEST(EisenstatDilu, LeavesOutTheZeroBlocksOfThePattern) {
+  std::mt19937 gen(5);
+  const Sparse plain = coupled(14, true, gen);
+  Sparse with_zeros = plain;
+  for (int i = 0; i + 3 < plain.n; i += 2) with_zeros.blocks.emplace_back(i, i + 3, Block::Zero());
+  Mat A = plain.petsc(), Z = with_zeros.petsc();
+  EisenstatDilu a, z;
+  ASSERT_EQ(a.factor(A), 0.0);
+  ASSERT_EQ(z.factor(Z), 0.0);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Eigen::VectorXd u = Eigen::VectorXd::Random(84);
+    EXPECT_EQ(split_product(z, u), split_product(a, u));
+    EXPECT_EQ(to_split(z, u), to_split(a, u));
+    EXPECT_EQ(from_split(z, u), from_split(a, u));
+  }
+  Sparse closed = with_zeros;  // the same pattern, the zero blocks now contacts
+  for (auto& [r, c, b] : closed.blocks)
+    if (b.isZero()) b = 0.3 * percussion::test::random_block(gen);
+  Mat C = closed.petsc();
+  ASSERT_TRUE(z.rescale(C));
+  expect_split_of(z, closed.dense(), 3);
+  MatDestroy(&A);
+  MatDestroy(&Z);
+  MatDestroy(&C);
 }
 
 TEST(EisenstatDilu, RejectsAMatrixThatIsNotSbaijOfBlockSizeSix) {

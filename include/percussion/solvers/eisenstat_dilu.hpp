@@ -59,7 +59,7 @@ class EisenstatDilu {
 
  private:
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one
-  bool same_pattern(const SbaijBlock& block) const;  // block's pattern is first_/column_ plus diagonal blocks
+  bool same_pattern(const SbaijBlock& block) const;  // block's pattern is the last factored one
   bool try_factor(double shift);       // false at the first pivot block that is not positive definite
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
@@ -69,7 +69,8 @@ class EisenstatDilu {
   void unscale_coupling(std::span<const PetscInt> rows, double* w) const;  // w_k ← C_k⁻¹ w_k on the rows
 
   PetscInt n_ = 0;
-  std::vector<PetscInt> first_, column_;  // A's upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
+  std::vector<PetscInt> pattern_first_, pattern_column_;  // A's pattern (SBAIJ's block CSR) when last factored
+  std::vector<PetscInt> first_, column_;  // A's nonzero upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
   std::vector<double> a_, diagonal_;     // A's off-diagonal and diagonal blocks (row-major, double)
   std::vector<double> c_inverse_;         // P_k during the set-up, then C_k⁻¹ (lower triangular), row-major
   // (Both float arrays end in avx2::kPad zeros: the AVX2 sweeps load a block row as 8 floats.)

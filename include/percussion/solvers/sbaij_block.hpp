@@ -4,6 +4,7 @@
 // ascending order) and PETSc's values, each block stored column by column.
 #include <petscmat.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct SbaijBlock {
   // Calls f(values) with the local block's value array (36 per block, in `column` order).
   template <class F>
   void with_values(F&& f) const;
+  // A block of the value array that is all zeros: a contact candidate apart, which the kernels leave out.
+  static bool zero(const PetscScalar* block) {
+    return std::all_of(block, block + kBlock * kBlock, [](PetscScalar v) { return v == 0.0; });
+  }
 };
 
 template <class F>
