@@ -46,7 +46,8 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
     pattern_column_ = block.column;
   }
   // The off-diagonal blocks that are zero (contact candidates apart) are left out: they change no pivot and no
-  // sweep, and the sweeps' cost is reading their blocks.
+  // sweep, and the sweeps' cost is reading their blocks. (column_ and a_ keep the pattern's full size, as the
+  // product's copy does; the first first_[n] blocks are used.)
   const std::size_t n = static_cast<std::size_t>(n_);
   first_.resize(n + 1);
   column_.resize(block.column.size());
@@ -69,10 +70,8 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
       }
     }
     first_[n] = static_cast<PetscInt>(kept);
-    column_.resize(kept);
-    a_.resize(kept * BB);
   });
-  avx2::resize_padded(upper_, column_.size() * BB);
+  avx2::resize_padded(upper_, static_cast<std::size_t>(first_[n]) * BB);
   avx2::resize_padded(k_tilde_, static_cast<std::size_t>(n_) * BB);
   return true;
 }
@@ -89,7 +88,7 @@ void EisenstatDilu::set_k_tilde(std::size_t k) {
 
 void EisenstatDilu::scale_columns() {
   // Ũ_kl = (C_k⁻¹ A_kl) C_l⁻ᵀ, once every C_l is known.
-  for (std::size_t p = 0; p < column_.size(); ++p) {
+  for (std::size_t p = 0; p < static_cast<std::size_t>(first_[static_cast<std::size_t>(n_)]); ++p) {
     const Eigen::Map<const Block> cl(&c_inverse_[static_cast<std::size_t>(column_[p]) * BB]);
     Eigen::Map<BlockF> u(&upper_[p * BB]);
     u = (u.cast<double>() * cl.transpose()).cast<float>();
