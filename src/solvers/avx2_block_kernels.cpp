@@ -235,6 +235,24 @@ PERCUSSION_AVX2 void sbaij_multiply(PetscInt n, const PetscInt* first, const Pet
   }
 }
 
+PERCUSSION_AVX2 void block_diagonal_apply(PetscInt n, const float* blocks, const double* x, double* y) {
+  for (PetscInt r = 0; r < n; ++r) {
+    const std::size_t rr = static_cast<std::size_t>(r);
+    const float* a = blocks + rr * BB;
+    const double* xr = x + B * rr;
+    __m256d lo = _mm256_setzero_pd();
+    __m128d hi = _mm_setzero_pd();
+    for (std::size_t col = 0; col < B; ++col) {  // y_r += column · x_col; the last column's load stays in the block
+      const __m256d xc = _mm256_broadcast_sd(xr + col);
+      lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + B * col)), xc, lo);
+      hi = _mm_fmadd_pd(_mm_cvtps_pd(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a + B * col + 4)))),
+                        _mm256_castpd256_pd128(xc), hi);
+    }
+    _mm256_storeu_pd(y + B * rr, lo);
+    _mm_storeu_pd(y + B * rr + 4, hi);
+  }
+}
+
 // C = A B (the product) or C −= Aᵀ B (the Schur update), row-major 6×6 floats: row i of C is a sum of B's rows,
 // each in one 8-wide register whose lanes 6-7 hold the next row's first values and are never stored
 // (nor is C read past its block's end unless those floats exist: the arrays end in kPad floats).

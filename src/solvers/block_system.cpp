@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "percussion/core/error.hpp"
+#include "percussion/solvers/avx2_block_kernels.hpp"
 #include "percussion/solvers/block_cholesky.hpp"
 #include "percussion/solvers/fused_cg.hpp"
 
@@ -447,10 +448,15 @@ void invert_block(double* d, int bs) {
   }
 }
 
-// y_r = D_r⁻¹ x_r for the n blocks of the inverted diagonal (floats: a preconditioner, read once per CG iteration).
+// y_r = D_r⁻¹ x_r for the n blocks of the inverted diagonal (floats: a preconditioner, read once per CG iteration;
+// each block column by column).
 template <int B>
 void apply_blocks(const float* inverse, const double* x, double* y, PetscInt n, int bs) {
-  using Block = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
+#if PERCUSSION_AVX2_KERNELS
+  if constexpr (B == 6)
+    if (avx2::supported()) return avx2::block_diagonal_apply(n, inverse, x, y);
+#endif
+  using Block = Eigen::Matrix<float, B, B, Eigen::ColMajor>;
   using Vector = Eigen::Matrix<double, B, 1>;
   for (PetscInt r = 0; r < n; ++r)
     Eigen::Map<Vector>(y + r * bs, bs).noalias() =
@@ -469,7 +475,13 @@ void BlockSystem::apply_icc(const double* x, double* y) const { icc_.apply(x, y)
 
 void BlockSystem::invert_diagonal() {
   const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
-  diagonal_inverse_.resize(diagonal_.size());
+  // A block equal to the one its slot last inverted keeps that inverse. Between the Newton iterations of a step
+  // (contact refreshes) only the particles whose contacts opened or closed change their diagonal blocks, and in the
+  // broken, contact-rich steps that run on point-block Jacobi every solve inverted all of them again.
+  if (inverted_diagonal_.size() != diagonal_.size() || diagonal_inverse_.size() != diagonal_.size()) {
+    inverted_diagonal_.assign(diagonal_.size(), std::numeric_limits<double>::quiet_NaN());  // equal to no block
+    diagonal_inverse_.assign(diagonal_.size(), 0.0f);
+  }
   std::vector<PetscInt> idx(static_cast<std::size_t>(bs_));
   std::vector<double> block(bb);
   for (PetscInt r = 0; r < n_owned_; ++r) {
@@ -482,9 +494,15 @@ void BlockSystem::invert_diagonal() {
                                  d + k * bs_ + k),
                     "MatGetValues");
     }
+    double* last = &inverted_diagonal_[static_cast<std::size_t>(r) * bb];
+    if (std::equal(d, d + bb, last)) continue;  // (never for a NaN: NaN equals nothing)
+    std::copy_n(d, bb, last);
     if (bs_ == 6) invert_block<6>(d, bs_);
     else invert_block<Eigen::Dynamic>(d, bs_);
-    std::copy_n(d, bb, &diagonal_inverse_[static_cast<std::size_t>(r) * bb]);  // to floats
+    float* inverse = &diagonal_inverse_[static_cast<std::size_t>(r) * bb];
+    for (int i = 0; i < bs_; ++i)  // to floats, column by column (d is row-major)
+      for (int j = 0; j < bs_; ++j) inverse[j * bs_ + i] = static_cast<float>(d[i * bs_ + j]);
+    ++diagonal_inversions_;
   }
   diagonal_inverted_ = true;
 }

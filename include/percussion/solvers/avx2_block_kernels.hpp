@@ -73,6 +73,9 @@ void icc_apply(PetscInt n, const PetscInt* first, const PetscInt* column, const 
 // `upper` are read 2 floats past a block, so they end in avx2::kPad readable floats.
 void icc_eliminate_row(PetscInt k, const PetscInt* first, const PetscInt* column, const float* pivot_inverse,
                        float* work, float* diag, float* upper);
+// y_r = D_r x_r for n 6×6 float blocks stored one after the other, each column by column (point-block Jacobi's
+// inverted diagonal); the arithmetic in double.
+void block_diagonal_apply(PetscInt n, const float* blocks, const double* x, double* y);
 // y = A x for the upper triangle of a symmetric 6×6-block matrix (PETSc's layout: the diagonal block first in each
 // row, every block column by column).
 void sbaij_multiply(PetscInt n, const PetscInt* first, const PetscInt* column, const float* values, const double* x,

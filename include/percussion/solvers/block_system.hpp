@@ -94,6 +94,9 @@ class BlockSystem {
   double apply_split(const double* u, double* out) const;
   void rank_coupling(const double* z, double* w) const;
   long block_shifted() const { return block_shifted_; }
+  // Diagonal blocks point-block Jacobi has inverted so far (a block equal to the one its row last inverted keeps
+  // that inverse).
+  long diagonal_inversions() const { return diagonal_inversions_; }
   // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
   // each returned KSP_DIVERGED_PC_FAILED without iterating.
   long failed_set_ups() const { return failed_set_ups_; }
@@ -151,6 +154,8 @@ class BlockSystem {
   // instead when some diagonal block came from another rank.
   std::vector<double> diagonal_;
   std::vector<float> diagonal_inverse_;  // inverted in double, kept in floats
+  std::vector<double> inverted_diagonal_;  // the blocks diagonal_inverse_ holds the inverses of
+  long diagonal_inversions_ = 0;           // blocks inverted (not kept) so far
   // The rank's block of the matrix as add_at() sees it: block CSR of its upper triangle (empty until the
   // pattern is set), and its value array from the first add_at() after zero() until assemble().
   std::vector<PetscInt> local_first_, local_column_;
