@@ -77,6 +77,31 @@ percussion_build() {
   cmake --build "$dir" -j"$(nproc)"
 }
 
+# percussion_bench_start NAME BUILD_DIR: for the bench scripts. Sets `work` to a new /tmp/percussion-NAME-bench.*
+# directory (removed on exit unless KEEP=1), prints the machine's load, builds Release in BUILD_DIR (log in $work)
+# unless PERCUSSION_BENCH_NO_BUILD=1, and checks that BUILD_DIR/percussion runs.
+percussion_bench_start() {
+  local name="$1" dir="$2"
+  work="$(mktemp -d "/tmp/percussion-$name-bench.XXXXXX")"
+  if [[ "${KEEP:-0}" != 1 ]]; then
+    trap 'rm -rf "$work"' EXIT
+  fi
+  echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadavg)"
+  if [[ "${PERCUSSION_BENCH_NO_BUILD:-0}" != 1 ]]; then
+    echo "bench: building Release in $dir/ (log: $work/build.log)" >&2
+    if ! percussion_build "$dir" Release >"$work/build.log" 2>&1; then
+      echo "bench: the build failed; last lines of $work/build.log:" >&2
+      tail -n 40 "$work/build.log" >&2
+      trap - EXIT  # keep the log
+      exit 1
+    fi
+  fi
+  if [[ ! -x "$dir/percussion" ]]; then
+    echo "bench: $dir/percussion not found or not executable (set BUILD_DIR, or drop PERCUSSION_BENCH_NO_BUILD)" >&2
+    exit 1
+  fi
+}
+
 # mpirun that accepts more ranks than cores (laptops, CI); other arguments pass through.
 percussion_mpirun() {
   mpirun --oversubscribe "$@"

@@ -222,26 +222,7 @@ if [[ -n "${REPORT:-}" ]]; then
   report "$REPORT"
   exit
 fi
-work="$(mktemp -d /tmp/percussion-implicit-bench.XXXXXX)"
-if [[ "${KEEP:-0}" != 1 ]]; then
-  trap 'rm -rf "$work"' EXIT
-fi
-
-echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadavg)"
-
-if [[ "${PERCUSSION_BENCH_NO_BUILD:-0}" != 1 ]]; then
-  echo "bench: building Release in $build_dir/ (log: $work/build.log)" >&2
-  if ! percussion_build "$build_dir" Release >"$work/build.log" 2>&1; then
-    echo "bench: the build failed; last lines of $work/build.log:" >&2
-    tail -n 40 "$work/build.log" >&2
-    trap - EXIT
-    exit 1
-  fi
-fi
-if [[ ! -x "$percussion" ]]; then
-  echo "bench: $percussion not found or not executable (set BUILD_DIR, or drop PERCUSSION_BENCH_NO_BUILD)" >&2
-  exit 1
-fi
+percussion_bench_start implicit "$build_dir"
 
 if (( $# > 0 )); then
   scenes=("$@")

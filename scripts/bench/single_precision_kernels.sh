@@ -29,17 +29,7 @@ if [[ ! -f "$scene" ]]; then
   echo "bench: scene $scene does not exist" >&2
   exit 2
 fi
-work="$(mktemp -d /tmp/percussion-kernels-bench.XXXXXX)"
-if [[ "${KEEP:-0}" != 1 ]]; then
-  trap 'rm -rf "$work"' EXIT
-fi
-if [[ "${PERCUSSION_BENCH_NO_BUILD:-0}" != 1 ]]; then
-  echo "bench: building Release in $build_dir/ (log: $work/build.log)" >&2
-  if ! percussion_build "$build_dir" Release >"$work/build.log" 2>&1; then
-    tail -n 40 "$work/build.log" >&2
-    exit 1
-  fi
-fi
+percussion_bench_start kernels "$build_dir"
 
 # The implicit copy of the scene (a scene may default to explicit).
 "$python" - "$scene" "$work/scene.json" <<'EOF'
