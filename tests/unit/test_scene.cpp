@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "percussion/core/error.hpp"
 #include "percussion/core/json_checker.hpp"
@@ -386,6 +388,24 @@ double explicit_step(const Scene& s) {
   const Material& m = s.materials[0];
   const double r = s.bodies[0].generator.particle_radius;
   return s.time.step_factor * r * std::sqrt(2 * m.density / (3 * m.youngs_modulus));
+}
+
+TEST(Scene, EveryShippedSceneParses) {
+  // A scene file edited by hand (or a key renamed in the parser) fails here, not in a user's run.
+  std::vector<std::string> failures;
+  int scenes = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir() / "inputs")) {
+    if (entry.path().extension() != ".json") continue;
+    ++scenes;
+    try {
+      const Scene s = parse_scene_file(entry.path().string());
+      if (s.bodies.empty()) failures.push_back(entry.path().string() + ": no bodies");
+    } catch (const std::exception& e) {
+      failures.push_back(e.what());
+    }
+  }
+  EXPECT_GE(scenes, 18);  // inputs/bdem holds 18 scenes and inputs/bench one
+  for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
 TEST(Scene, ShippedBeamStretchScenesMatchThePaper) {
