@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Implicit vs explicit bonded DEM on the small paper scenes (notes 001 §6, tests T6 and T9): every
-# inputs/bdem/*_small.json runs once with each integrator on 1 rank. Prints the time steps, wall seconds per
+# inputs/bdem/*_small.json runs once with each integrator on 1 rank (RANKS=N: on N). Prints the time steps, wall seconds per
 # simulated frame, the speed-up, Newton and Krylov iteration counts, broken bonds, and whether the fracture
 # matched; then compares the "gradient" and "newton" optimisers on beam_drape_small.
 # Usage: scripts/bench/implicit_vs_explicit.sh [SCENE.json ...]     (default: inputs/bdem/*_small.json)
@@ -16,6 +16,9 @@
 # REPEAT=N (default 1) runs the explicit and the implicit copy N times each, alternating, and takes each one's
 # shortest time loop: on a shared machine another tenant's load moves single runs by 20-30 %.
 # REPORT=DIR prints the table again from the run directories a KEEP=1 run left in DIR, running nothing.
+# RANKS=N (default 1) runs every copy on N MPI ranks (mpirun --oversubscribe beyond the cores): the speed-up
+# on a cluster node, with each integrator's own parallel overheads (halo exchange; the implicit block Jacobi
+# preconditioner's one block per rank, which adds Krylov iterations).
 # REFERENCE=1 (the default without WINDOW_STEPS) also runs each scene explicitly at half the explicit step, and
 # prints how far the explicit broken-bond set itself moves when the step is halved: the overlap that
 # implicit-vs-explicit can be expected to reach on that scene.
@@ -173,7 +176,9 @@ for stem in stems:
                  int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0))))
 
 print()
-print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), 1 rank each"
+ranks = sorted({load(f"{stem}.{i}")[0]["ranks"] for stem in stems for i in ("explicit", "implicit")})
+print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), "
+      f"{'/'.join(map(str, ranks))} rank(s) each"
       + (" (the shortest of REPEAT runs)." if spreads else "."))
 print("overlap = |broken_expl ∩ broken_impl| / |broken_expl ∪ broken_impl| (intact bonds of the last frames);")
 print("onset = frame of the first broken bond, explicit/implicit; fracture matches when overlap >= 95% and")
@@ -295,11 +300,11 @@ with open(dst, "w") as f:
 EOF
 }
 
-# run NAME JSON: one run on 1 rank into $work/NAME; on failure, show the log and stop with its exit code.
+# run NAME JSON: one run on $ranks ranks into $work/NAME; on failure, show the log and stop with its exit code.
 run() {
   local name="$1" json="$2" status=0
   echo "bench: $name" >&2
-  percussion_mpirun -np 1 "$percussion" run "$json" --out "$work/$name" --overwrite >"$work/$name.log" 2>&1 ||
+  percussion_mpirun -np "$ranks" "$percussion" run "$json" --out "$work/$name" --overwrite >"$work/$name.log" 2>&1 ||
     status=$?
   if (( status != 0 )); then
     echo "bench: percussion failed on $json with exit code $status; last lines of $work/$name.log:" >&2
@@ -314,6 +319,11 @@ integrators=(explicit implicit)
 [[ "$reference" == 1 ]] && integrators+=(explicit_half)
 stems=()
 repeat="${REPEAT:-1}"
+ranks="${RANKS:-1}"
+if ! [[ "$ranks" =~ ^[1-9][0-9]*$ ]]; then
+  echo "bench: RANKS must be a positive integer, not '$ranks'" >&2
+  exit 2
+fi
 if ! [[ "$repeat" =~ ^[1-9][0-9]*$ ]]; then
   echo "bench: REPEAT must be a positive integer, not '$repeat'" >&2
   exit 2
