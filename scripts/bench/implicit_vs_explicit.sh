@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Implicit vs explicit bonded DEM on the small paper scenes (notes 001 §6, tests T6 and T9): every
-# inputs/bdem/*_small.json runs once with each integrator on 1 rank (RANKS=N: on N). Prints the time steps, wall seconds per
-# simulated frame, the speed-up, Newton and Krylov iteration counts, broken bonds, and whether the fracture
+# inputs/bdem/*_small.json runs once with each integrator on 1 rank (RANKS=N: on N). Prints the time steps, wall
+# seconds per simulated frame, the speed-up, Newton and Krylov iteration counts, broken bonds, and whether the fracture
 # matched; then compares the "gradient" and "newton" optimisers on beam_drape_small.
 # Usage: scripts/bench/implicit_vs_explicit.sh [SCENE.json ...]     (default: inputs/bdem/*_small.json)
 # Environment: BUILD_DIR (default build) is configured and built first unless PERCUSSION_BENCH_NO_BUILD=1;
@@ -133,10 +133,11 @@ def fragment_agreement(name_a, name_b):
         sys.exit(f"bench: {name_a} and {name_b} hold different particles")
     return piece_overlap(la, lb), largest(la), largest(lb)
 
-rows, spreads = [], []
+rows, spreads, ranks = [], [], set()
 for stem in stems:
     ex, ex_scene = load(stem + ".explicit")
     im, im_scene = load(stem + ".implicit")
+    ranks |= {ex["ranks"], im["ranks"]}
     interval = ex_scene["output"]["frame_interval"]
     sidecar = os.path.join(work, stem + ".explicit.json.frame")
     if os.path.exists(sidecar):  # WINDOW_STEPS: the scene's own frame interval
@@ -176,9 +177,8 @@ for stem in stems:
                  int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0))))
 
 print()
-ranks = sorted({load(f"{stem}.{i}")[0]["ranks"] for stem in stems for i in ("explicit", "implicit")})
 print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), "
-      f"{'/'.join(map(str, ranks))} rank(s) each"
+      f"{'/'.join(map(str, sorted(ranks)))} rank(s) each"
       + (" (the shortest of REPEAT runs)." if spreads else "."))
 print("overlap = |broken_expl ∩ broken_impl| / |broken_expl ∪ broken_impl| (intact bonds of the last frames);")
 print("onset = frame of the first broken bond, explicit/implicit; fracture matches when overlap >= 95% and")
@@ -320,14 +320,12 @@ integrators=(explicit implicit)
 stems=()
 repeat="${REPEAT:-1}"
 ranks="${RANKS:-1}"
-if ! [[ "$ranks" =~ ^[1-9][0-9]*$ ]]; then
-  echo "bench: RANKS must be a positive integer, not '$ranks'" >&2
-  exit 2
-fi
-if ! [[ "$repeat" =~ ^[1-9][0-9]*$ ]]; then
-  echo "bench: REPEAT must be a positive integer, not '$repeat'" >&2
-  exit 2
-fi
+for setting in "REPEAT=$repeat" "RANKS=$ranks"; do
+  if ! [[ "${setting#*=}" =~ ^[1-9][0-9]*$ ]]; then
+    echo "bench: ${setting%%=*} must be a positive integer, not '${setting#*=}'" >&2
+    exit 2
+  fi
+done
 for scene in "${scenes[@]}"; do
   stem="$(basename "$scene" .json)"
   stems+=("$stem")
