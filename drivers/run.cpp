@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -134,10 +135,30 @@ int run(const RunArgs& args, int argc, char** argv) {
   io::CheckpointDirectory checkpoints((fs::path(args.out) / "checkpoints").string(), scene.checkpoint.keep);
   long last_frame = restart_file.empty() ? -1 : start_step;
   long last_checkpoint = restart_file.empty() ? -1 : start_step;
-  if (restart_file.empty()) {
+  // Each frame carries what it cost since the previous one (io::FrameEffort): wall time, and the Newton and Krylov
+  // iterations of the methods that count them.
+  double effort_wall = MPI_Wtime();
+  std::map<std::string, double> effort_counts = method->counters();
+  auto write_frame = [&]() {
+    const double now = MPI_Wtime();
+    const std::map<std::string, double> counts = method->counters();
+    auto since = [&](const char* key) -> std::int64_t {
+      const auto it = counts.find(key);
+      const auto before = effort_counts.find(key);
+      if (it == counts.end() || before == effort_counts.end()) return -1;
+      return std::llround(it->second - before->second);
+    };
+    io::FrameEffort effort;
+    effort.wall_seconds = now - effort_wall;
+    effort.newton_iterations = since("newton_iterations");
+    effort.krylov_iterations = effort.newton_iterations < 0 ? -1 : since("krylov_iterations");
+    writer.set_effort(effort);
     method->write_frame(writer);
-    last_frame = start_step;
-  }
+    last_frame = method->step();
+    effort_wall = now;
+    effort_counts = counts;
+  };
+  if (restart_file.empty()) write_frame();
   auto checkpoint = [&]() {
     const long s = method->step();
     method->write_checkpoint(checkpoints.temp_path(s));
@@ -153,10 +174,7 @@ int run(const RunArgs& args, int argc, char** argv) {
     while (method->step() < stop_step) {
       method->advance();
       const long s = method->step();
-      if (s % frame_steps == 0) {
-        method->write_frame(writer);
-        last_frame = s;
-      }
+      if (s % frame_steps == 0) write_frame();
       // Collective decisions: a signal seen by any rank, or rank 0's wall clock, stops or checkpoints everyone.
       int local[2] = {g_signal != 0 ? 1 : 0, 0};
       if (rank == 0 && scene.checkpoint.every_minutes > 0 &&
@@ -193,7 +211,7 @@ int run(const RunArgs& args, int argc, char** argv) {
 
   // The end of the scene gets a frame; a run stopped early leaves its state in the final checkpoint, so a
   // restarted trajectory has exactly the frames of an uninterrupted one.
-  if (reason == "end time" && last_frame != method->step()) method->write_frame(writer);
+  if (reason == "end time" && last_frame != method->step()) write_frame();
   writer.close();
   if (last_checkpoint != method->step()) checkpoint();
   const Observables final_obs = method->observables();

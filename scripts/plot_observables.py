@@ -5,6 +5,9 @@
 
 Three panels from the /observables group that `percussion run` appends once per frame:
 kinetic, potential and total energy; |linear momentum| and |angular momentum|; bonds broken.
+A fourth where the trajectory has the effort rows (wall_seconds; newton_iterations and krylov_iterations for the
+implicit integrator): wall seconds per step between frames, and Newton iterations per step and Krylov iterations
+per Newton iteration. A frame whose effort rows cover no step (a run's first) is left out of it.
 Exit codes follow the `percussion` command: 2 for a file that cannot be read or lacks /observables.
 """
 import argparse
@@ -19,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
 import numpy as np  # noqa: E402
 
 REQUIRED = ("time", "kinetic", "potential", "total", "momentum", "angular_momentum", "bonds_broken")
+EFFORT = ("step", "wall_seconds", "newton_iterations", "krylov_iterations")  # optional
 
 
 def fail(message):
@@ -39,21 +43,32 @@ def read_observables(path):
         if missing:
             fail(f"{path}: /observables lacks {', '.join(missing)}")
         data = {name: np.asarray(group[name][()], dtype=float) for name in REQUIRED}
+        data.update({name: np.asarray(group[name][()], dtype=float) for name in EFFORT if name in group})
     rows = len(data["time"])
     if rows == 0:
         fail(f"{path}: /observables is empty (no frame written yet)")
     for name in ("momentum", "angular_momentum"):
         if data[name].shape != (rows, 3):
             fail(f"{path}: /observables/{name} has shape {data[name].shape}, expected ({rows}, 3)")
-    for name in ("kinetic", "potential", "total", "bonds_broken"):
+    for name in ("kinetic", "potential", "total", "bonds_broken") + tuple(n for n in EFFORT if n in data):
         if data[name].shape != (rows,):
             fail(f"{path}: /observables/{name} has shape {data[name].shape}, expected ({rows},)")
     return data
 
 
+def effort_rows(data):
+    """The frames whose effort rows cover steps, and the steps each covers (None without effort rows)."""
+    if "wall_seconds" not in data or "step" not in data:
+        return None
+    steps = np.diff(data["step"], prepend=data["step"][0])
+    return steps > 0, np.maximum(steps, 1)
+
+
 def plot(data, title, output):
     t = data["time"]
-    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 9), constrained_layout=True)
+    effort = effort_rows(data)
+    panels = 3 if effort is None else 4
+    fig, axes = plt.subplots(panels, 1, sharex=True, figsize=(8, 3 * panels), constrained_layout=True)
 
     energy = axes[0]
     energy.plot(t, data["kinetic"], label="kinetic")
@@ -75,7 +90,23 @@ def plot(data, title, output):
     broken = axes[2]
     broken.step(t, data["bonds_broken"], where="post", color="tab:red")
     broken.set_ylabel("bonds broken")
-    broken.set_xlabel("time [s]")
+
+    if effort is not None:
+        covered, steps = effort
+        wall = axes[3]
+        lines = wall.step(t[covered], (data["wall_seconds"] / steps)[covered], where="pre", color="tab:gray",
+                          label="wall s per step")
+        wall.set_ylabel("wall s per step", color="tab:gray")
+        if "newton_iterations" in data and "krylov_iterations" in data:
+            newton = data["newton_iterations"]
+            iterations = wall.twinx()
+            lines += iterations.step(t[covered], (newton / steps)[covered], where="pre", color="tab:purple",
+                                     label="Newton per step")
+            lines += iterations.step(t[covered], (data["krylov_iterations"] / np.maximum(newton, 1))[covered],
+                                     where="pre", color="tab:orange", label="Krylov per Newton")
+            iterations.set_ylabel("iterations")
+        wall.legend(lines, [line.get_label() for line in lines], loc="best")
+    axes[-1].set_xlabel("time [s]")
 
     for axis in axes:
         axis.grid(True, alpha=0.3)

@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 constexpr const char* kH5Name = "trajectory.h5";
 constexpr const char* kObservableNames[] = {"step",     "time",     "kinetic",     "potential",
                                             "total",    "momentum", "angular_momentum",
-                                            "bonds_broken", "contacts"};
+                                            "bonds_broken", "contacts", "wall_seconds", "newton_iterations",
+                                            "krylov_iterations"};
 
 constexpr const char* kXdmfHead =
     "<?xml version=\"1.0\" ?>\n"
@@ -179,10 +180,29 @@ void TrajectoryWriter::write_frame(const FrameObservables& observables, const Fr
     append_row(g, "angular_momentum", std::span<const double>(obs.angular_momentum));
     append_int(g, "bonds_broken", obs.bonds_broken);
     append_int(g, "contacts", obs.contacts);
+    append_effort(g);
   }
   file_.flush();
   frames_.push_back({obs.step, obs.time, bonds});
   on_rank0(comm_, [&] { append_xdmf(); });
+}
+
+void TrajectoryWriter::append_effort(hid_t observables) {
+  if (!pending_effort_) return;
+  pending_effort_ = false;
+  static_assert(std::is_trivially_copyable_v<FrameEffort>);
+  FrameEffort effort = effort_;
+  MPI_Bcast(&effort, sizeof(effort), MPI_BYTE, 0, comm_);
+  // A dataset is extended only while it has a row for every earlier frame: one that a trajectory started without
+  // (an older file, or a frame written without effort) stays as it is.
+  const std::int64_t earlier = static_cast<std::int64_t>(frames_.size());
+  auto in_step = [&](const char* name) {
+    return exists(observables, name) ? shape(observables, name).at(0) == earlier : earlier == 0;
+  };
+  if (in_step("wall_seconds")) append_double(observables, "wall_seconds", effort.wall_seconds);
+  if (effort.newton_iterations < 0) return;
+  if (in_step("newton_iterations")) append_int(observables, "newton_iterations", effort.newton_iterations);
+  if (in_step("krylov_iterations")) append_int(observables, "krylov_iterations", effort.krylov_iterations);
 }
 
 std::string TrajectoryWriter::frame_xdmf(std::size_t index) const {

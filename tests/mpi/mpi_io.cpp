@@ -430,6 +430,44 @@ TEST(Trajectory, TwoFramesWithInterleavedOwnershipReadBack) {
   EXPECT_EQ(read_all_int(file.id(), "observables/contacts"), (std::vector<std::int64_t>{11, 12}));
 }
 
+// Effort rows (FrameEffort) go with the frame they precede, rank 0's values, the iteration counts only when counted;
+// a resume trims them with the frames, and a trajectory started without them never gets misaligned ones.
+TEST(Trajectory, EffortRowsFollowTheFramesTheyAreSetFor) {
+  TempDir tmp;
+  const std::int64_t n = 12;
+  const double rank_wall = 0.5 + world_rank();  // rank 0's is written
+  {
+    TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "counted", n);
+    for (int k = 0; k < 3; ++k) {
+      writer.set_effort({rank_wall * k, 3L * k, 10L * k});
+      writer.write_frame(make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
+    }
+  }
+  {
+    TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "counted", n, /*resume_step=*/15);
+    writer.set_effort({7.0, 4, 40});
+    writer.write_frame(make_observables(20, 0), make_frame(n, 0).fields());
+  }
+  {
+    H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "counted/trajectory.h5");
+    EXPECT_EQ(read_all_double(file.id(), "observables/wall_seconds"), (std::vector<double>{0.0, 0.5, 7.0}));
+    EXPECT_EQ(read_all_int(file.id(), "observables/newton_iterations"), (std::vector<std::int64_t>{0, 3, 4}));
+    EXPECT_EQ(read_all_int(file.id(), "observables/krylov_iterations"), (std::vector<std::int64_t>{0, 10, 40}));
+  }
+  {
+    TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "uncounted", n);
+    writer.set_effort({1.0, -1, -1});  // a method without Newton iterations
+    writer.write_frame(make_observables(0, 0), make_frame(n, 0).fields());
+    writer.write_frame(make_observables(10, 1), make_frame(n, 1).fields());  // no effort set: no row
+    writer.set_effort({2.0, 5, 6});
+    writer.write_frame(make_observables(20, 0), make_frame(n, 0).fields());
+  }
+  H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "uncounted/trajectory.h5");
+  EXPECT_EQ(read_all_int(file.id(), "observables/step"), (std::vector<std::int64_t>{0, 10, 20}));
+  EXPECT_EQ(read_all_double(file.id(), "observables/wall_seconds"), (std::vector<double>{1.0}));  // then out of step
+  EXPECT_FALSE(exists(file.id(), "observables/newton_iterations"));  // would start at the third frame
+}
+
 TEST(Trajectory, ResumeDropsLaterFramesAndContinues) {
   TempDir tmp;
   const std::int64_t n = 30;

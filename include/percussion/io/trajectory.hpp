@@ -8,6 +8,8 @@
 //                   id[N], bonds[M,2]} with attributes step, time
 //   /observables/{step, time, kinetic, potential, total, momentum[F,3], angular_momentum[F,3],
 //                 bonds_broken, contacts}: extensible, one row per frame
+//   /observables/{wall_seconds, newton_iterations, krylov_iterations}: the run's effort since the previous frame
+//                 (FrameEffort; the iteration counts only for methods that iterate)
 // The file stays open while the writer lives and is flushed after every frame, so it is complete whenever no
 // frame is being written (a killed run leaves a readable file and a restart continues it). Opening and closing
 // it around every frame cost about a fifth of a small scene's frame time (0.55 of 2.8 ms).
@@ -36,6 +38,15 @@ struct FrameObservables {
   long contacts = 0;
 };
 
+// What a frame cost since the previous one of the same run (for the first frame of a run or of a restart: since its
+// time loop started: about 0 for a run's initial frame). Not state: a restarted trajectory's effort rows differ from an
+// uninterrupted one's in wall_seconds, and in the counts for a restart between frames.
+struct FrameEffort {
+  double wall_seconds = 0.0;
+  std::int64_t newton_iterations = -1;  // -1: the method has no Newton and Krylov iterations (nothing written)
+  std::int64_t krylov_iterations = -1;
+};
+
 // This rank's owned particles in ascending global id (n = id.size()).
 struct FrameFields {
   std::span<const std::int64_t> id;
@@ -57,6 +68,10 @@ class TrajectoryWriter {
 
   // Collective: every rank passes its own particles; observables are taken from rank 0.
   void write_frame(const FrameObservables& observables, const FrameFields& fields);
+  // The effort rows the next write_frame appends (rank 0's are written). Without a call before a frame, that frame
+  // gets none, and neither does any frame of a trajectory continued from a file that lacks them (rows stay in step
+  // with the frames).
+  void set_effort(const FrameEffort& effort) { effort_ = effort; pending_effort_ = true; }
   // Collective: closes the file, reporting errors (the destructor closes quietly).
   void close() { file_.close(); }
 
@@ -87,6 +102,9 @@ class TrajectoryWriter {
   std::vector<FrameRecord> frames_;
   H5File file_;
   std::streamoff xdmf_tail_ = -1;  // where the XDMF file's closing tags start (rank 0; -1: not written)
+  FrameEffort effort_;
+  bool pending_effort_ = false;
+  void append_effort(hid_t observables);  // effort_'s rows, where the file's effort rows match its frames
 };
 
 }  // namespace percussion::io
