@@ -15,8 +15,12 @@
 #include "percussion/solvers/fused_cg.hpp"
 
 namespace percussion::solvers {
-
 namespace {
+// CG on a split system stops on W⁻¹(b − A y), the residual in the preconditioner's norm, not |b − A y|. Stopped at
+// the caller's rtol it gave poorer Newton steps (8 cloth_tear steps: 3.12 Newton iterations per step against 2.75
+// with IC(0)); at rtol/2, 2.62 (and beam_twist 3.00 against 3.38).
+constexpr double kSplitForcing = 0.5;
+
 // CG with the given default preconditioner, both overridable under `prefix`. Its norm is the true residual:
 // the Newton forcing term bounds |A y + g| / |g|, whatever the preconditioner.
 KSP make_cg(MPI_Comm comm, const std::string& prefix, PCType pc_type) {
@@ -144,7 +148,7 @@ void BlockSystem::destroy() {
     if (*v) VecDestroy(v);
   built_ = false;
   fused_icc_cg_ = fused_split_cg_ = fused_fallback_cg_ = false;
-  icc_assembly_ = -1;
+  icc_assembly_ = gauss_seidel_assembly_ = -1;
 }
 
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
@@ -191,11 +195,11 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(PCGetType(pc, &type), "PCGetType");
   const std::string t = type ? type : "";
   eisenstat_ = t == PCSHELL && eisenstat_dilu_;  // unless -<prefix>pc_type chose another
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  coupled_ = size > 1;
   if (eisenstat_) {
     // CG on the split system Ĉ ŷ = b̂ (eisenstat_dilu.hpp): a shell operator and no PETSc preconditioner.
-    int size = 1;
-    MPI_Comm_size(comm_, &size);
-    coupled_ = size > 1;
     petsc_check(MatCreateShell(comm_, n, n, PETSC_DETERMINE, PETSC_DETERMINE, this, &split_op_), "MatCreateShell");
     petsc_check(MatShellSetOperation(split_op_, MATOP_MULT, reinterpret_cast<void (*)(void)>(split_multiply)),
                 "MatShellSetOperation");
@@ -382,21 +386,9 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   if (status.failed) return failed_set_up(solution);
   factored_assembly_ = assemblies_;
   built_ = true;
-  // CG's residual here is W⁻¹(b − A y), the residual in the preconditioner's norm, not |b − A y|. Stopped at
-  // the caller's rtol it gave poorer Newton steps (8 cloth_tear steps: 3.12 Newton iterations per step against
-  // 2.75 with IC(0)); at rtol/2, 2.62 (and beam_twist 3.00 against 3.38).
-  constexpr double kSplitForcing = 0.5;
   Result r{};
   if (fused_split_cg_) {
-    const std::size_t n = rhs.size();
-    split_b_hat_.resize(n);
-    split_y_hat_.resize(n);
-    dilu_.to_split(rhs.data(), split_b_hat_.data());
-    const FusedCgResult cg = fused_cg(comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol,
-                                      max_iterations(split_ksp_), cg_work_,
-                                      [&](const double* p, double* q) { return apply_split(p, q); });
-    dilu_.from_split(split_y_hat_.data(), solution.data());
-    r = to_result(cg);
+    r = run_split(dilu_, rhs, solution, rtol, split_ksp_);
   } else {
     r = run_ksp(
         split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { dilu_.to_split(rhs.data(), b); },
@@ -404,6 +396,23 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   }
   r.preconditioner_shifted = status.shifted;
   return r;
+}
+
+BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span<const double> rhs,
+                                           std::span<double> solution, double rtol, KSP ksp) {
+  if (coupled_ && !coupling_in_)  // (made with the default split; the fallback's may be the first)
+    for (Vec* v : {&coupling_in_, &coupling_out_}) petsc_check(VecDuplicate(y_, v), "VecDuplicate");
+  const std::size_t n = rhs.size();
+  split_b_hat_.resize(n);
+  split_y_hat_.resize(n);
+  split.to_split(rhs.data(), split_b_hat_.data());
+  const FusedCgResult cg = fused_cg(
+      comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol, max_iterations(ksp), cg_work_,
+      [&](const double* p, double* q) {
+        return split.apply(p, q, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
+      });
+  split.from_split(split_y_hat_.data(), solution.data());
+  return to_result(cg);
 }
 
 double BlockSystem::apply_split(const double* u, double* out) const {
@@ -512,8 +521,24 @@ void BlockSystem::apply_block_jacobi(const double* x, double* y) const {
   else apply_blocks<Eigen::Dynamic>(diagonal_inverse_.data(), x, y, n_owned_, bs_);
 }
 
-BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
-                                                    double rtol) {
+BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std::span<double> solution,
+                                                double rtol) {
+  make_fallback_ksp();
+  if (!gauss_seidel_fallback_ || !fused_fallback_cg_ || !upper_only_ || bs_ != SbaijBlock::kBlock)
+    return solve_block_jacobi(rhs, solution, rtol);
+  if (gauss_seidel_assembly_ != assemblies_) {
+    // The diagonal blocks of an assembled Newton matrix are SPD (inertia plus projected terms), so no shift is
+    // needed; one that is not (an unprojected Hessian) is left to point-block Jacobi, which inverts |diagonal|.
+    const std::optional<double> shift = gauss_seidel_.factor(A_);
+    int usable = shift && *shift == 0 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm_);
+    if (!usable) return solve_block_jacobi(rhs, solution, rtol);
+    gauss_seidel_assembly_ = assemblies_;
+  }
+  return run_split(gauss_seidel_, rhs, solution, rtol, fallback_);
+}
+
+void BlockSystem::make_fallback_ksp() {
   if (!fallback_) {
     fallback_ = make_cg(comm_, prefix_ + "fallback_", PCSHELL);
     PC pc;
@@ -527,6 +552,11 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
       fused_fallback_cg_ = fused_cg_allowed(fallback_, prefix_);
     }
   }
+}
+
+BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
+                                                    double rtol) {
+  make_fallback_ksp();
   if (!diagonal_inverted_) invert_diagonal();
   if (fused_fallback_cg_)
     return run_fused(fallback_, rhs, solution, rtol, [this](const double* x, double* y) { apply_block_jacobi(x, y); });

@@ -102,15 +102,18 @@ bool EisenstatDilu::try_factor(double shift) {
     for (std::size_t k = 0; k < n; ++k)
       Eigen::Map<Block>(&c_inverse_[k * BB]).diagonal() +=
           shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
-  // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik).
+  // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik)
+  // (D-ILU; diagonal pivots subtract nothing).
+  const bool eliminate = pivots_ == Pivots::Incomplete;
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> ck(&c_inverse_[k * BB]);
     if (!inverse_cholesky_factor<B>(ck.data(), ck.data())) return false;
     set_k_tilde(k);
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p) {
       const Block scaled = ck * Eigen::Map<const Block>(&a_[static_cast<std::size_t>(p) * BB]);
-      Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * BB]).noalias() -=
-          scaled.transpose() * scaled;
+      if (eliminate)
+        Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * BB])
+            .noalias() -= scaled.transpose() * scaled;
       Eigen::Map<BlockF>{&upper_[static_cast<std::size_t>(p) * BB]} = scaled.cast<float>();
     }
   }

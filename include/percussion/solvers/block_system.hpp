@@ -47,6 +47,9 @@ class BlockSystem {
   // Eisenstat's trick (eisenstat_dilu.hpp), which makes a CG iteration cheaper but helps less on
   // contact-dominated matrices. Call before preallocate().
   void use_eisenstat_dilu(bool on) { eisenstat_dilu_ = on; }
+  // The fallback's preconditioner (solve_fallback): block symmetric Gauss–Seidel by default, point-block Jacobi
+  // with `on` false.
+  void use_gauss_seidel_fallback(bool on) { gauss_seidel_fallback_ = on; }
 
   void zero();                                                  // keep the pattern, zero the values
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
@@ -80,6 +83,12 @@ class BlockSystem {
   // Collective. The same system by CG with point-block Jacobi (bs×bs diagonal blocks inverted), which stays
   // SPD where an incomplete factorisation breaks down; options under `prefix`fallback_.
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
+  // Collective. The fallback where the default preconditioner broke down or shifted: CG on the Eisenstat split with
+  // the diagonal blocks as pivots (block symmetric Gauss–Seidel, eisenstat_dilu.hpp), which is SPD whatever the
+  // off-diagonal blocks and is set up again only when the matrix changed; point-block Jacobi (solve_block_jacobi)
+  // when turned off, for other block sizes or formats, when the fallback's options ask for PETSc's KSP, or if the
+  // diagonal blocks are not positive definite.
+  Result solve_fallback(std::span<const double> rhs, std::span<double> solution, double rtol);
   // y = D⁻¹ x with D the bs×bs diagonal blocks of the assembled matrix (the fallback's preconditioner).
   void apply_block_jacobi(const double* x, double* y) const;
   // The default preconditioner's set-up (IC(0) of this rank's diagonal block of P; false if no diagonal shift
@@ -103,6 +112,7 @@ class BlockSystem {
 
  private:
   void destroy();
+  void make_fallback_ksp();  // the fallback's KSP, at its first solve (its options decide fused_fallback_cg_)
   MPI_Comm comm_;
   std::string prefix_;
   int bs_;
@@ -125,6 +135,13 @@ class BlockSystem {
   Mat split_op_ = nullptr;
   Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
   std::vector<double> split_b_hat_, split_y_hat_;
+  // The fallback's block symmetric Gauss–Seidel and the assembly it was set up from.
+  EisenstatDilu gauss_seidel_{EisenstatDilu::Pivots::Diagonal};
+  bool gauss_seidel_fallback_ = true;
+  long gauss_seidel_assembly_ = -1;
+  // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.
+  Result run_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution, double rtol,
+                   KSP ksp);
   // Our fused CG loops (fused_cg.hpp) solve the split system, the IC(0)-preconditioned one and the point-block
   // Jacobi fallback, unless the options ask for another Krylov method, a monitor or a converged-reason view, or
   // -<prefix>petsc_cg: then their KSPs do. multiply() runs A's MatMult on the loops' arrays through these Vecs

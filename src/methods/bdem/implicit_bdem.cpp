@@ -34,8 +34,8 @@ constexpr double kEnergyRoundoff = 8 * std::numeric_limits<double>::epsilon();
 // Loosest CG tolerance of a Newton step, on the system in the units of the convergence test (compute_scale).
 // The notes' 0.5 (eq. 31) leaves the contact-dominated first iterations with one-CG-iteration directions. 0.01
 // took 15-30 % fewer Newton iterations than 0.1 on every small scene (on the paper-size twist, stretch and cloth
-// 3.0/3.0/2.6 -> 2.1/2.1/2.0 per step) for about the same CG total. The point-block Jacobi fallback pays more CG
-// iterations per digit, and on chocolate_drop 0.03 was the better compromise there.
+// 3.0/3.0/2.6 -> 2.1/2.1/2.0 per step) for about the same CG total. The fallback (then point-block Jacobi) pays more
+// CG iterations per digit, and on chocolate_drop 0.03 was the better compromise there.
 constexpr double kForcingCap = 0.01;
 constexpr double kFallbackForcingCap = 0.03;
 // A Newton step's last solve asks CG for this fraction of the tolerance (forcing in minimise): 0.1 took 5-15 %
@@ -57,7 +57,8 @@ constexpr double kNormalDrift = 0.1;
 constexpr double kMaxBdf2Ratio = 2.0;
 
 // -bdem_<name> [1|0|true|false|yes|no|on|off], on unless set to one of the last four. single_precision_product 0
-// gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor in floats.
+// gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor in floats;
+// gauss_seidel_fallback 0 gives the fallback point-block Jacobi instead of block symmetric Gauss–Seidel.
 bool switch_option(const std::string& name) {
   char value[32] = "";
   PetscBool set = PETSC_FALSE;
@@ -142,6 +143,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   monitor_ = monitor == PETSC_TRUE;
   system_.use_single_precision_product(switch_option("single_precision_product"));
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
+  system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
   system_.use_eisenstat_dilu(eisenstat_dilu_option());
   schedule_ = model.schedule;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
@@ -649,22 +651,23 @@ bool ImplicitBdem::minimise() {
       // On a contact-dominated matrix IC(0) meets pivots that are not positive definite. The default
       // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
       // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
-      // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix). So after a shifted
+      // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix), and fewer again with the
+      // fallback now, block symmetric Gauss–Seidel (solve_fallback). So after a shifted
       // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
-      // differ little, go to point-block Jacobi at once, as does a solve whose factorisation no shift could make
+      // differ little, go to the fallback at once, as does a solve whose factorisation no shift could make
       // SPD on some rank (a zero or non-finite diagonal entry), every rank alike. (D-ILU never shifts; sending its slow solves there as
       // well cost more than it saved once its preconditioner was rebuilt on contact changes, see docs/implicit_bdem.md.)
       solvers::BlockSystem::Result result{};
       const long fallbacks_before = fallback_solves_;
-      auto solve_block_jacobi = [&]() {
+      auto solve_fallback = [&]() {
         rtol = forcing(kFallbackForcingCap);
-        result = system_.solve_block_jacobi(rhs, y, rtol);
+        result = system_.solve_fallback(rhs, y, rtol);
         krylov_iterations_ += result.iterations;
         ++fallback_solves_;
         block_jacobi_this_step = true;
       };
       if (block_jacobi_this_step) {
-        solve_block_jacobi();
+        solve_fallback();
       } else {
         result = system_.solve(rhs, y, rtol, refresh);
         krylov_iterations_ += result.iterations;
@@ -678,7 +681,7 @@ bool ImplicitBdem::minimise() {
         }
         if (refresh) factor_tried_ = true;
         if (result.preconditioner_shifted || result.reason == KSP_DIVERGED_PC_FAILED) factor_shifted_ = true;
-        if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_block_jacobi();
+        if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_fallback();
         else if (result.preconditioner_shifted) block_jacobi_this_step = true;
       }
       // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
@@ -688,7 +691,7 @@ bool ImplicitBdem::minimise() {
       if (refresh) preconditioner_of_matrix_ = true;
       if (refresh) preconditioner_contact_changes_ = contact_set_changes_;
       if (monitor_ && d_.rank == 0) {
-        const char* how = fallback_solves_ > fallbacks_before ? " (point-block Jacobi)"
+        const char* how = fallback_solves_ > fallbacks_before ? " (fallback)"
                           : refresh                           ? " (fresh preconditioner)"
                                                               : "";
         std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations), how);
@@ -909,9 +912,9 @@ void ImplicitBdem::advance() {
   factor_tried_ = factor_shifted_ = false;
   solve_interval(time(), dt_, scene_.implicit.step_cuts, start);
   schedule_.fracture_depth = std::max(deepest_fracture_cut_, start - 1);
-  // A shifted IC(0) is dropped for point-block Jacobi at once (minimise), and where it shifts at one step it
+  // A shifted IC(0) is dropped for the fallback at once (minimise), and where it shifts at one step it
   // mostly shifts at the next: the late steps of the paper-size chocolate each factored it, shifted, solved once
-  // with it and went on with point-block Jacobi. Skipping those factorisations took 12 such steps from
+  // with it and went on with the fallback (then point-block Jacobi). Skipping those factorisations took 12 such steps from
   // 36.0-40.0 s to 33.8-36.0 s (docs/implicit_bdem.md); IC(0) is tried again after 1, 2, 4, then 8 steps.
   if (factor_tried_) {
     auto& backoff = schedule_.block_jacobi_backoff;
@@ -1137,8 +1140,8 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"newton_per_step", static_cast<double>(newton_iterations_) / steps},
           {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
           {"line_search_failures", static_cast<double>(line_search_failures_)},
-          {"point_block_jacobi_fallbacks", static_cast<double>(fallback_solves_)},
-          {"point_block_jacobi_steps", static_cast<double>(block_jacobi_steps_)},
+          {"fallback_solves", static_cast<double>(fallback_solves_)},
+          {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
