@@ -18,11 +18,58 @@ using Vec = Eigen::Matrix<double, B, 1>;
 }  // namespace
 
 std::optional<double> EisenstatDilu::factor(Mat A) {
+  if (pivots_ == Pivots::Diagonal) return factor_diagonal(A) ? std::optional<double>(0.0) : std::nullopt;
   load(A, true);
   return factor_with_shift([this](double shift) { return try_factor(shift); });
 }
 
+bool EisenstatDilu::factor_diagonal(Mat A) {
+  // Each pivot is its own row's diagonal block, so the scaled blocks are formed straight from A's values in one
+  // pass, without D-ILU's copy of A (which its elimination and rescale() need).
+  const SbaijBlock block(A, "block Gauss-Seidel");
+  n_ = block.rows;
+  pattern_first_ = block.first;
+  pattern_column_ = block.column;
+  const std::size_t n = static_cast<std::size_t>(n_);
+  first_.resize(n + 1);
+  column_.resize(block.column.size());
+  c_inverse_.resize(n * BB);
+  avx2::resize_padded(k_tilde_, n * BB);
+  upper_.resize(block.column.size() * BB + avx2::kPad);
+  bool positive = true;
+  block.with_values([&](const PetscScalar* values) {
+    for (std::size_t k = 0; k < n && positive; ++k) {
+      Block d = Eigen::Map<const Block>(values + static_cast<std::size_t>(block.first[k]) * BB).transpose();
+      d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
+      Eigen::Map<Block> ck(&c_inverse_[k * BB]);
+      ck = d;
+      positive = inverse_cholesky_factor<B>(ck.data(), ck.data());
+      if (positive) Eigen::Map<BlockF>{&k_tilde_[k * BB]} = (ck * d * ck.transpose() - 2.0 * Block::Identity()).cast<float>();
+    }
+    if (!positive) return;
+    std::size_t kept = 0;  // zero blocks (contact candidates apart) left out, as load() does
+    for (std::size_t k = 0; k < n; ++k) {
+      const Eigen::Map<const Block> ck(&c_inverse_[k * BB]);
+      first_[k] = static_cast<PetscInt>(kept);
+      const auto begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
+      for (std::size_t p = begin + 1; p < end; ++p) {
+        const PetscScalar* a = values + p * BB;
+        if (SbaijBlock::zero(a)) continue;
+        const PetscInt l = block.column[p];
+        const Eigen::Map<const Block> cl(&c_inverse_[static_cast<std::size_t>(l) * BB]);
+        column_[kept] = l;
+        Eigen::Map<BlockF>{&upper_[kept * BB]} = (ck * Eigen::Map<const Block>(a).transpose() * cl.transpose()).cast<float>();
+        ++kept;
+      }
+    }
+    first_[n] = static_cast<PetscInt>(kept);
+    std::fill_n(upper_.begin() + static_cast<std::ptrdiff_t>(kept * BB), avx2::kPad, 0.0f);  // the sweeps read past
+  });
+  return positive;
+}
+
 bool EisenstatDilu::rescale(Mat A) {
+  if (pivots_ == Pivots::Diagonal) return factor_diagonal(A);  // new pivots cost no more than keeping them
   if (!load(A, false)) return false;
   const std::size_t n = static_cast<std::size_t>(n_);
   for (std::size_t k = 0; k < n; ++k) {

@@ -31,7 +31,31 @@ PetscErrorCode multiply_callback(Mat block, Vec x, Vec y) {
 }  // namespace
 
 void SinglePrecisionProduct::attach(Mat A) {
-  SbaijBlock block(A, "single-precision product");
+  SbaijBlock block(A, "single-precision product");  // (checks A now, not at the first product)
+  matrix_ = A;
+  stale_ = true;
+  Mat local = block.local;
+
+  PetscContainer container = nullptr;
+  petsc_check(PetscObjectQuery(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject*>(&container)),
+              "PetscObjectQuery");
+  if (!container) {
+    petsc_check(PetscContainerCreate(PETSC_COMM_SELF, &container), "PetscContainerCreate");
+    petsc_check(PetscObjectCompose(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject>(container)),
+                "PetscObjectCompose");
+    petsc_check(PetscContainerDestroy(&container), "PetscContainerDestroy");  // the matrix holds it now
+    petsc_check(PetscObjectQuery(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject*>(&container)),
+                "PetscObjectQuery");
+  }
+  petsc_check(PetscContainerSetPointer(container, this), "PetscContainerSetPointer");
+  petsc_check(MatSetOperation(local, MATOP_MULT, reinterpret_cast<void (*)(void)>(multiply_callback)),
+              "MatSetOperation");
+}
+
+void SinglePrecisionProduct::copy_if_stale() const {
+  if (!stale_) return;
+  stale_ = false;
+  SbaijBlock block(matrix_, "single-precision product");
   n_ = block.rows;
   // The copy leaves out the off-diagonal blocks that are zero: the pattern holds every contact candidate of the
   // Verlet lists, and once a body has broken many of them sit just apart (a third of the off-diagonal blocks in
@@ -56,25 +80,10 @@ void SinglePrecisionProduct::attach(Mat A) {
     }
     first_[static_cast<std::size_t>(n_)] = static_cast<PetscInt>(kept);
   });
-  Mat local = block.local;
-
-  PetscContainer container = nullptr;
-  petsc_check(PetscObjectQuery(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject*>(&container)),
-              "PetscObjectQuery");
-  if (!container) {
-    petsc_check(PetscContainerCreate(PETSC_COMM_SELF, &container), "PetscContainerCreate");
-    petsc_check(PetscObjectCompose(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject>(container)),
-                "PetscObjectCompose");
-    petsc_check(PetscContainerDestroy(&container), "PetscContainerDestroy");  // the matrix holds it now
-    petsc_check(PetscObjectQuery(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject*>(&container)),
-                "PetscObjectQuery");
-  }
-  petsc_check(PetscContainerSetPointer(container, this), "PetscContainerSetPointer");
-  petsc_check(MatSetOperation(local, MATOP_MULT, reinterpret_cast<void (*)(void)>(multiply_callback)),
-              "MatSetOperation");
 }
 
 void SinglePrecisionProduct::multiply(const double* x, double* y) const {
+  copy_if_stale();
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_) return avx2::sbaij_multiply(n_, first_.data(), column_.data(), values_.data(), x, y);
 #endif

@@ -19,21 +19,30 @@ namespace percussion::solvers {
 
 class SinglePrecisionProduct {
  public:
-  // Copies A's local diagonal block (SBAIJ or MPISBAIJ, block size 6) to floats and routes that block's
-  // MatMult through multiply(). Call after every assembly; this object must outlive A's products.
+  // Routes the MatMult of A's local diagonal block (SBAIJ or MPISBAIJ, block size 6) through multiply(), which
+  // copies that block to floats at its first product after this call. Call after every assembly; this object must
+  // outlive A's products. (The copy waits for a product: a Newton step solved with the Gauss–Seidel fallback, whose
+  // split reads the blocks itself, multiplies by none, and copying at each of its assemblies was 4 % of the late
+  // chocolate steps.)
   void attach(Mat A);
   // y = A_local x on the rank's 6·rows values.
   void multiply(const double* x, double* y) const;
   // Blocks the product reads: the diagonal ones and the nonzero off-diagonal ones of the last attach().
-  PetscInt blocks() const { return first_.empty() ? 0 : first_.back(); }
+  PetscInt blocks() const {
+    copy_if_stale();
+    return first_.empty() ? 0 : first_.back();
+  }
   // The product runs the AVX2 kernel (avx2_block_kernels.hpp) where the CPU has it, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
 
  private:
-  PetscInt n_ = 0;
+  void copy_if_stale() const;  // the float copy of the last attach()'s values, if not made yet
+  Mat matrix_ = nullptr;       // the last attach()'s
+  mutable bool stale_ = false;
+  mutable PetscInt n_ = 0;
   // Block row k: first_[k] .. first_[k+1], the diagonal block first, then the nonzero off-diagonal ones.
-  std::vector<PetscInt> first_, column_;
-  std::vector<float> values_;  // PETSc's layout: each 6×6 block column by column
+  mutable std::vector<PetscInt> first_, column_;
+  mutable std::vector<float> values_;  // PETSc's layout: each 6×6 block column by column
   bool avx2_ = avx2::supported();
 };
 
