@@ -27,12 +27,8 @@ bool EisenstatDilu::factor_diagonal(Mat A) {
   // Each pivot is its own row's diagonal block, so the scaled blocks are formed straight from A's values in one
   // pass, without D-ILU's copy of A (which its elimination and rescale() need).
   const SbaijBlock block(A, "block Gauss-Seidel");
-  n_ = block.rows;
-  pattern_first_ = block.first;
-  pattern_column_ = block.column;
+  take_pattern(block);
   const std::size_t n = static_cast<std::size_t>(n_);
-  first_.resize(n + 1);
-  column_.resize(block.column.size());
   c_inverse_.resize(n * BB);
   avx2::resize_padded(k_tilde_, n * BB);
   upper_.resize(block.column.size() * BB + avx2::kPad);
@@ -87,17 +83,10 @@ bool EisenstatDilu::rescale(Mat A) {
 bool EisenstatDilu::load(Mat A, bool new_pattern) {
   const SbaijBlock block(A, "Eisenstat D-ILU");
   if (!new_pattern && !same_pattern(block)) return false;
-  if (new_pattern) {
-    n_ = block.rows;
-    pattern_first_ = block.first;
-    pattern_column_ = block.column;
-  }
   // The off-diagonal blocks that are zero (contact candidates apart) are left out: they change no pivot and no
-  // sweep, and the sweeps' cost is reading their blocks. (column_ and a_ keep the pattern's full size, as the
-  // product's copy does; the first first_[n] blocks are used.)
+  // sweep, and the sweeps' cost is reading their blocks. (a_ keeps the pattern's full size too.)
+  take_pattern(block);
   const std::size_t n = static_cast<std::size_t>(n_);
-  first_.resize(n + 1);
-  column_.resize(block.column.size());
   diagonal_.resize(n * BB);
   a_.resize(block.column.size() * BB);
   block.with_values([&](const PetscScalar* values) {
@@ -121,6 +110,15 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
   avx2::resize_padded(upper_, static_cast<std::size_t>(first_[n]) * BB);
   avx2::resize_padded(k_tilde_, static_cast<std::size_t>(n_) * BB);
   return true;
+}
+
+void EisenstatDilu::take_pattern(const SbaijBlock& block) {
+  n_ = block.rows;
+  pattern_first_ = block.first;
+  pattern_column_ = block.column;
+  // column_ keeps the pattern's full size, as the product's copy does; the first first_[n] blocks are used.
+  first_.resize(static_cast<std::size_t>(n_) + 1);
+  column_.resize(block.column.size());
 }
 
 bool EisenstatDilu::same_pattern(const SbaijBlock& block) const {
