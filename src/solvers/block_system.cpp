@@ -408,15 +408,15 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
   split.to_split(rhs.data(), split_b_hat_.data());
   const FusedCgResult cg = fused_cg(
       comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol, max_iterations(ksp), cg_work_,
-      [&](const double* p, double* q) {
-        return split.apply(p, q, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
-      });
+      [&](const double* p, double* q) { return apply_split(split, p, q); });
   split.from_split(split_y_hat_.data(), solution.data());
   return to_result(cg);
 }
 
-double BlockSystem::apply_split(const double* u, double* out) const {
-  return dilu_.apply(u, out, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
+double BlockSystem::apply_split(const double* u, double* out) const { return apply_split(dilu_, u, out); }
+
+double BlockSystem::apply_split(const EisenstatDilu& split, const double* u, double* out) const {
+  return split.apply(u, out, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
 }
 
 void BlockSystem::rank_coupling(const double* z, double* w) const {
@@ -527,14 +527,15 @@ BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std
   if (!gauss_seidel_fallback_ || !fused_fallback_cg_ || !upper_only_ || bs_ != SbaijBlock::kBlock)
     return solve_block_jacobi(rhs, solution, rtol);
   if (gauss_seidel_assembly_ != assemblies_) {
-    // The diagonal blocks of an assembled Newton matrix are SPD (inertia plus projected terms), so no shift is
-    // needed; one that is not (an unprojected Hessian) is left to point-block Jacobi, which inverts |diagonal|.
-    const std::optional<double> shift = gauss_seidel_.factor(A_);
-    int usable = shift && *shift == 0 ? 1 : 0;
+    // The diagonal blocks of an assembled Newton matrix are SPD (inertia plus projected terms); a matrix with one
+    // that is not (an unprojected Hessian) is left to point-block Jacobi, which inverts |diagonal|, until the next
+    // assembly.
+    int usable = gauss_seidel_.factor(A_).has_value() ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm_);
-    if (!usable) return solve_block_jacobi(rhs, solution, rtol);
+    gauss_seidel_usable_ = usable != 0;
     gauss_seidel_assembly_ = assemblies_;
   }
+  if (!gauss_seidel_usable_) return solve_block_jacobi(rhs, solution, rtol);
   return run_split(gauss_seidel_, rhs, solution, rtol, fallback_);
 }
 

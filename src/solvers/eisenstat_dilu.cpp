@@ -83,9 +83,9 @@ bool EisenstatDilu::rescale(Mat A) {
 bool EisenstatDilu::load(Mat A, bool new_pattern) {
   const SbaijBlock block(A, "Eisenstat D-ILU");
   if (!new_pattern && !same_pattern(block)) return false;
+  if (new_pattern) take_pattern(block);  // (the same pattern keeps its sizes)
   // The off-diagonal blocks that are zero (contact candidates apart) are left out: they change no pivot and no
   // sweep, and the sweeps' cost is reading their blocks. (a_ keeps the pattern's full size too.)
-  take_pattern(block);
   const std::size_t n = static_cast<std::size_t>(n_);
   diagonal_.resize(n * BB);
   a_.resize(block.column.size() * BB);
@@ -147,18 +147,15 @@ bool EisenstatDilu::try_factor(double shift) {
     for (std::size_t k = 0; k < n; ++k)
       Eigen::Map<Block>(&c_inverse_[k * BB]).diagonal() +=
           shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
-  // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik)
-  // (D-ILU; diagonal pivots subtract nothing).
-  const bool eliminate = pivots_ == Pivots::Incomplete;
+  // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik).
   for (std::size_t k = 0; k < n; ++k) {
     Eigen::Map<Block> ck(&c_inverse_[k * BB]);
     if (!inverse_cholesky_factor<B>(ck.data(), ck.data())) return false;
     set_k_tilde(k);
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p) {
       const Block scaled = ck * Eigen::Map<const Block>(&a_[static_cast<std::size_t>(p) * BB]);
-      if (eliminate)
-        Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * BB])
-            .noalias() -= scaled.transpose() * scaled;
+      Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * BB]).noalias() -=
+          scaled.transpose() * scaled;
       Eigen::Map<BlockF>{&upper_[static_cast<std::size_t>(p) * BB]} = scaled.cast<float>();
     }
   }

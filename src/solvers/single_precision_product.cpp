@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <utility>
 
 #include "percussion/core/error.hpp"
 #include "percussion/solvers/sbaij_block.hpp"
@@ -31,10 +32,8 @@ PetscErrorCode multiply_callback(Mat block, Vec x, Vec y) {
 }  // namespace
 
 void SinglePrecisionProduct::attach(Mat A) {
-  SbaijBlock block(A, "single-precision product");  // (checks A now, not at the first product)
-  matrix_ = A;
-  stale_ = true;
-  Mat local = block.local;
+  uncopied_.emplace(A, "single-precision product");  // (checks A now, not at the first product)
+  Mat local = uncopied_->local;
 
   PetscContainer container = nullptr;
   petsc_check(PetscObjectQuery(reinterpret_cast<PetscObject>(local), kKey, reinterpret_cast<PetscObject*>(&container)),
@@ -53,9 +52,9 @@ void SinglePrecisionProduct::attach(Mat A) {
 }
 
 void SinglePrecisionProduct::copy_if_stale() const {
-  if (!stale_) return;
-  stale_ = false;
-  SbaijBlock block(matrix_, "single-precision product");
+  if (!uncopied_) return;
+  const SbaijBlock block = std::move(*uncopied_);
+  uncopied_.reset();
   n_ = block.rows;
   // The copy leaves out the off-diagonal blocks that are zero: the pattern holds every contact candidate of the
   // Verlet lists, and once a body has broken many of them sit just apart (a third of the off-diagonal blocks in

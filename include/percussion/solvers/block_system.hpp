@@ -139,6 +139,8 @@ class BlockSystem {
   EisenstatDilu gauss_seidel_{EisenstatDilu::Pivots::Diagonal};
   bool gauss_seidel_fallback_ = true;
   long gauss_seidel_assembly_ = -1;
+  bool gauss_seidel_usable_ = false;  // its diagonal blocks were SPD on every rank at that assembly
+  double apply_split(const EisenstatDilu& split, const double* u, double* out) const;  // Ĉ u of either split
   // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.
   Result run_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution, double rtol,
                    KSP ksp);

@@ -68,7 +68,7 @@ class EisenstatDilu {
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one
   bool same_pattern(const SbaijBlock& block) const;  // block's pattern is the last factored one
   void take_pattern(const SbaijBlock& block);        // block's pattern as the current one; first_, column_ sized
-  bool try_factor(double shift);       // false at the first pivot block that is not positive definite
+  bool try_factor(double shift);       // D-ILU's set-up; false at the first pivot block that is not positive definite
   bool factor_diagonal(Mat A);         // Pivots::Diagonal's set-up; false if a diagonal block is not SPD
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ

@@ -11,9 +11,11 @@
 // the implicit method's rank-agreement and restart tests run with it).
 #include <petscmat.h>
 
+#include <optional>
 #include <vector>
 
 #include "percussion/solvers/avx2_block_kernels.hpp"
+#include "percussion/solvers/sbaij_block.hpp"
 
 namespace percussion::solvers {
 
@@ -37,8 +39,8 @@ class SinglePrecisionProduct {
 
  private:
   void copy_if_stale() const;  // the float copy of the last attach()'s values, if not made yet
-  Mat matrix_ = nullptr;       // the last attach()'s
-  mutable bool stale_ = false;
+  // The block structure the last attach() took, until its values are copied.
+  mutable std::optional<SbaijBlock> uncopied_;
   mutable PetscInt n_ = 0;
   // Block row k: first_[k] .. first_[k+1], the diagonal block first, then the nonzero off-diagonal ones.
   mutable std::vector<PetscInt> first_, column_;
