@@ -142,10 +142,14 @@ PERCUSSION_AVX2 double dilu_forward(PetscInt n, const PetscInt* first, const Pet
     __m256 w = _mm256_add_ps(load6(u + B * kk), _mm256_loadu_ps(acc + kk * S));
     _mm256_storeu_ps(acc + kk * S, _mm256_setzero_ps());  // read for the last time: zero for the next sweep
     if (c) w = _mm256_add_ps(w, load6(c + B * kk));
-    // K̃_k t_k as Σ_r t_r (row r of K̃_k), K̃_k being symmetric: no reduction. Lanes 6-7 collect junk, unused.
-    _mm256_store_ps(tk, tv);
-    const float* kt = k_tilde + kk * BB;
-    for (std::size_t r = 0; r < B; ++r) w = _mm256_fmadd_ps(_mm256_set1_ps(tk[r]), _mm256_loadu_ps(kt + B * r), w);
+    if (k_tilde) {
+      // K̃_k t_k as Σ_r t_r (row r of K̃_k), K̃_k being symmetric: no reduction. Lanes 6-7 collect junk, unused.
+      _mm256_store_ps(tk, tv);
+      const float* kt = k_tilde + kk * BB;
+      for (std::size_t r = 0; r < B; ++r) w = _mm256_fmadd_ps(_mm256_set1_ps(tk[r]), _mm256_loadu_ps(kt + B * r), w);
+    } else {
+      w = _mm256_sub_ps(w, tv);
+    }
     _mm256_store_ps(wk, w);
     push_row(k, first, column, upper, wk, acc);  // acc_l −= Ũᵀ w
     const __m256 o = _mm256_add_ps(tv, w);
@@ -157,6 +161,41 @@ PERCUSSION_AVX2 double dilu_forward(PetscInt n, const PetscInt* first, const Pet
   _mm256_store_pd(lanes, dot4);
   _mm_store_pd(rest, dot2);
   return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (rest[0] + rest[1]);
+}
+
+PERCUSSION_AVX2 void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
+                                        float* acc, double* out) {
+  alignas(32) float wk[S];
+  for (PetscInt k = 0; k < n; ++k) {
+    float* ak = acc + static_cast<std::size_t>(k) * S;
+    const __m256 w = _mm256_loadu_ps(ak);
+    _mm256_storeu_ps(ak, _mm256_setzero_ps());
+    _mm256_store_ps(wk, w);
+    push_row(k, first, column, upper, wk, acc);
+    store6(out + B * static_cast<std::size_t>(k), w);
+  }
+}
+
+PERCUSSION_AVX2 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out) {
+  // Row i of the result is column i of C_l⁻¹ Aᵀ C_k⁻ᵀ. First Z = C_l⁻¹ Aᵀ, column by column: z_i = Σ_m (column m of
+  // C_l⁻¹) A_im, with A_im = a[6m + i]; lanes 6-7 collect junk from the next column's load, never stored.
+  alignas(32) float af[BB];
+  for (std::size_t q = 0; q < BB; q += 4) _mm_store_ps(af + q, _mm256_cvtpd_ps(_mm256_loadu_pd(a + q)));
+  __m256 columns[B];
+  for (std::size_t m = 0; m < B; ++m) columns[m] = _mm256_loadu_ps(cl_columns + B * m);
+  __m256 z[B];
+  for (std::size_t i = 0; i < B; ++i) {
+    __m256 acc = _mm256_mul_ps(columns[0], _mm256_broadcast_ss(af + i));
+    for (std::size_t m = 1; m < B; ++m) acc = _mm256_fmadd_ps(columns[m], _mm256_broadcast_ss(af + B * m + i), acc);
+    z[i] = acc;
+  }
+  // Then row i = Σ_{m≤i} z_m (C_k⁻¹)_im, C_k⁻¹ being lower triangular; (C_k⁻¹)_im = ck_columns[6m + i].
+  for (std::size_t i = 0; i < B; ++i) {
+    __m256 acc = _mm256_mul_ps(z[0], _mm256_broadcast_ss(ck_columns + i));
+    for (std::size_t m = 1; m <= i; ++m) acc = _mm256_fmadd_ps(z[m], _mm256_broadcast_ss(ck_columns + B * m + i), acc);
+    _mm_storeu_ps(out + B * i, _mm256_castps256_ps128(acc));
+    _mm_storel_pi(reinterpret_cast<__m64*>(out + B * i + 4), _mm256_extractf128_ps(acc, 1));
+  }
 }
 
 namespace {

@@ -25,22 +25,27 @@ std::optional<double> EisenstatDilu::factor(Mat A) {
 
 bool EisenstatDilu::factor_diagonal(Mat A) {
   // Each pivot is its own row's diagonal block, so the scaled blocks are formed straight from A's values in one
-  // pass, without D-ILU's copy of A (which its elimination and rescale() need).
+  // pass, without D-ILU's copy of A (which its elimination and rescale() need). K̃_k = C_k⁻¹ D_k C_k⁻ᵀ − 2I is −I
+  // here, so it is neither formed nor read (k_tilde_ stays empty).
   const SbaijBlock block(A, "block Gauss-Seidel");
   take_pattern(block);
   const std::size_t n = static_cast<std::size_t>(n_);
   c_inverse_.resize(n * BB);
-  avx2::resize_padded(k_tilde_, n * BB);
+  k_tilde_.clear();
   upper_.resize(block.column.size() * BB + avx2::kPad);
+#if PERCUSSION_AVX2_KERNELS
+  if (avx2_) avx2::resize_padded(c_inverse_columns_, n * BB);
+#endif
   bool positive = true;
   block.with_values([&](const PetscScalar* values) {
     for (std::size_t k = 0; k < n && positive; ++k) {
       Block d = Eigen::Map<const Block>(values + static_cast<std::size_t>(block.first[k]) * BB).transpose();
       d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
-      Eigen::Map<Block> ck(&c_inverse_[k * BB]);
-      ck = d;
-      positive = inverse_cholesky_factor<B>(ck.data(), ck.data());
-      if (positive) Eigen::Map<BlockF>{&k_tilde_[k * BB]} = (ck * d * ck.transpose() - 2.0 * Block::Identity()).cast<float>();
+      positive = inverse_cholesky_factor<B>(d.data(), &c_inverse_[k * BB]);
+#if PERCUSSION_AVX2_KERNELS
+      if (avx2_)
+        Eigen::Map<BlockF>{&c_inverse_columns_[k * BB]} = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose().cast<float>();
+#endif
     }
     if (!positive) return;
     std::size_t kept = 0;  // zero blocks (contact candidates apart) left out, as load() does
@@ -51,9 +56,16 @@ bool EisenstatDilu::factor_diagonal(Mat A) {
       for (std::size_t p = begin + 1; p < end; ++p) {
         const PetscScalar* a = values + p * BB;
         if (SbaijBlock::zero(a)) continue;
-        const PetscInt l = block.column[p];
-        const Eigen::Map<const Block> cl(&c_inverse_[static_cast<std::size_t>(l) * BB]);
-        column_[kept] = l;
+        const auto l = static_cast<std::size_t>(block.column[p]);
+        column_[kept] = static_cast<PetscInt>(l);
+#if PERCUSSION_AVX2_KERNELS
+        if (avx2_) {
+          avx2::scale_block(a, &c_inverse_columns_[k * BB], &c_inverse_columns_[l * BB], &upper_[kept * BB]);
+          ++kept;
+          continue;
+        }
+#endif
+        const Eigen::Map<const Block> cl(&c_inverse_[l * BB]);
         Eigen::Map<BlockF>{&upper_[kept * BB]} = (ck * Eigen::Map<const Block>(a).transpose() * cl.transpose()).cast<float>();
         ++kept;
       }
@@ -194,14 +206,19 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out) con
   if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_)
-    return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_.data(), k_tilde_.data(), t_.data(), u, c,
+    return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_.data(),
+                              k_tilde_.empty() ? nullptr : k_tilde_.data(), t_.data(), u, c,
                               acc_.data(), out);
 #endif
   double dot = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const Eigen::Map<const VecF> t(&t_[k * S]);
     Eigen::Map<VecF> acc(&acc_[k * S]);
-    VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + Eigen::Map<const BlockF>(&k_tilde_[k * BB]) * t + acc;
+    VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + acc;
+    if (k_tilde_.empty())
+      w -= t;  // K̃ = −I (Gauss–Seidel's pivots)
+    else
+      w.noalias() += Eigen::Map<const BlockF>(&k_tilde_[k * BB]) * t;
     acc.setZero();
     if (c) w += Eigen::Map<const Vec>(c + k * B).cast<float>();
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
@@ -221,6 +238,9 @@ void EisenstatDilu::to_split(const double* b, double* b_hat) const {
   for (std::size_t k = 0; k < n; ++k)
     Eigen::Map<VecF>{&acc_[k * S]} =
         (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
+#if PERCUSSION_AVX2_KERNELS
+  if (avx2_) return avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper_.data(), acc_.data(), b_hat);
+#endif
   for (std::size_t k = 0; k < n; ++k) {
     const VecF w = Eigen::Map<const VecF>(&acc_[k * S]);
     Eigen::Map<VecF>{&acc_[k * S]}.setZero();  // as forward() leaves it

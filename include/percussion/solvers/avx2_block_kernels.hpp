@@ -55,10 +55,17 @@ bool to_half(const float* in, std::size_t n, Half* out);
 void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper, const double* u,
                    float* t);
 // For k = 0 … n−1: w_k = u_k + K̃_k t_k + acc_k (+ c_k), acc_column(p) −= Ũ_pᵀ w_k, out_k = t_k + w_k. K̃_k is
-// symmetric (row-major); acc (kStride) must be zero on entry, and is zero again on return; c may be null.
-// Returns u·out.
+// symmetric (row-major), or −I for every k when k_tilde is null; acc (kStride) must be zero on entry, and is zero
+// again on return; c may be null. Returns u·out.
 double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
                     const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out);
+// For k = 0 … n−1: w_k = acc_k, acc_k = 0, acc_column(p) −= Ũ_pᵀ w_k, out_k = w_k: the forward solve
+// (I + L̃) out = acc (acc with kStride, zero on return).
+void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper, float* acc,
+                        double* out);
+// out = C_k⁻¹ A C_l⁻ᵀ as row-major floats: A a 6×6 block in PETSc's order (column by column, doubles), C_k⁻¹ and
+// C_l⁻¹ lower triangular, stored column by column (C_l⁻¹ is read 2 floats past its end).
+void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out);
 // y = (Uᵀ D U)⁻¹ x, the IC(0) application of single_precision_icc.hpp: U unit upper triangular from its row-major
 // off-diagonal blocks (floats, or halves: the arithmetic stays in floats), D⁻¹ the row-major pivot inverses; t is
 // scratch of n·kStride floats.

@@ -82,9 +82,10 @@ class EisenstatDilu {
   std::vector<PetscInt> first_, column_;  // A's nonzero upper off-diagonal blocks of row k: first_[k] .. first_[k+1]
   std::vector<double> a_, diagonal_;     // A's off-diagonal and diagonal blocks (row-major, double)
   std::vector<double> c_inverse_;         // P_k during the set-up, then C_k⁻¹ (lower triangular), row-major
+  std::vector<float> c_inverse_columns_;  // C_k⁻¹ column by column: the AVX2 Gauss–Seidel set-up's copy
   // (Both float arrays end in avx2::kPad zeros: the AVX2 sweeps load a block row as 8 floats.)
   std::vector<float> upper_;              // Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ = L̃_lkᵀ, row-major
-  std::vector<float> k_tilde_;            // K̃_k, row-major
+  std::vector<float> k_tilde_;            // K̃_k, row-major; empty for Gauss–Seidel's pivots, where K̃_k = −I
   // The sweeps' vectors, avx2::kStride floats per row (6 values, then padding; t_'s padding stays zero).
   mutable std::vector<float> t_, acc_;
   bool avx2_ = avx2::supported();
