@@ -156,6 +156,9 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   local_first_.clear();
   local_column_.clear();
   n_owned_ = n_owned;
+  changed_rows_.assign(static_cast<std::size_t>(n_owned), 0);
+  all_rows_changed_ = true;
+  changed_elsewhere_ = false;
   interface_rows_.clear();
   for (PetscInt k = 0; k < n_owned; ++k)
     if (o_nnz[static_cast<std::size_t>(k)] > 0) interface_rows_.push_back(k);
@@ -228,13 +231,23 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
 
 void BlockSystem::zero() {
   petsc_check(MatZeroEntries(A_), "MatZeroEntries");
+  all_rows_changed_ = true;
   diagonal_.assign(static_cast<std::size_t>(n_owned_ * bs_ * bs_), 0.0);
   diagonal_complete_ = true;
   diagonal_inserted_ = false;
   diagonal_inverted_ = false;
 }
 
+void BlockSystem::mark_changed(PetscInt row, PetscInt col) {
+  // (Only the rank's own block matters to Gauss–Seidel: a column on another rank is a coupling block.)
+  const PetscInt r = row - first_row_, c = col - first_row_;
+  if (r >= 0 && r < n_owned_) changed_rows_[static_cast<std::size_t>(r)] = 1;
+  else if (!(upper_only_ && row > col)) changed_elsewhere_ = true;  // the owner's row, which it cannot see change
+  if (c >= 0 && c < n_owned_) changed_rows_[static_cast<std::size_t>(c)] = 1;
+}
+
 void BlockSystem::add_block(PetscInt row, PetscInt col, const double* v) {
+  if (!all_rows_changed_) mark_changed(row, col);
   if (row == col) {
     const PetscInt local = row - first_row_;
     if (local >= 0 && local < n_owned_) {
@@ -265,6 +278,10 @@ void BlockSystem::add_at(PetscInt position, const double* v) {
     Mat local = nullptr;
     petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
     petsc_check(MatSeqSBAIJGetArray(local, &local_values_), "MatSeqSBAIJGetArray");
+  }
+  if (!all_rows_changed_) {
+    const auto row = std::upper_bound(local_first_.begin(), local_first_.end(), position) - local_first_.begin() - 1;
+    mark_changed(first_row_ + static_cast<PetscInt>(row), first_row_ + local_column_[static_cast<std::size_t>(position)]);
   }
   double* block = local_values_ + static_cast<std::size_t>(position) * SbaijBlock::kBlock * SbaijBlock::kBlock;
   for (int r = 0; r < SbaijBlock::kBlock; ++r)  // PETSc stores a block column by column
@@ -529,11 +546,18 @@ BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std
   if (gauss_seidel_assembly_ != assemblies_) {
     // The diagonal blocks of an assembled Newton matrix are SPD (inertia plus projected terms); a matrix with one
     // that is not (an unprojected Hessian) is left to point-block Jacobi, which inverts |diagonal|, until the next
-    // assembly.
-    int usable = gauss_seidel_.factor(A_).has_value() ? 1 : 0;
+    // assembly. After a contact refresh, which adds to the rows of the contacts that opened or closed (a few
+    // percent of the rows after the first refreshes of a step), only those rows are set up again.
+    int elsewhere = changed_elsewhere_ ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &elsewhere, 1, MPI_INT, MPI_MAX, comm_);
+    const bool full = all_rows_changed_ || elsewhere;
+    int usable = (full ? gauss_seidel_.factor(A_).has_value() : gauss_seidel_.update(A_, changed_rows_)) ? 1 : 0;
+    if (!full) ++gauss_seidel_updates_;
     MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm_);
     gauss_seidel_usable_ = usable != 0;
     gauss_seidel_assembly_ = assemblies_;
+    all_rows_changed_ = changed_elsewhere_ = false;
+    std::fill(changed_rows_.begin(), changed_rows_.end(), 0);
   }
   if (!gauss_seidel_usable_) return solve_block_jacobi(rhs, solution, rtol);
   return run_split(gauss_seidel_, rhs, solution, rtol, fallback_);

@@ -24,55 +24,95 @@ std::optional<double> EisenstatDilu::factor(Mat A) {
 }
 
 bool EisenstatDilu::factor_diagonal(Mat A) {
+  const SbaijBlock block(A, "block Gauss-Seidel");
+  return factor_diagonal(block, {});
+}
+
+bool EisenstatDilu::update(Mat A, std::span<const char> changed) {
+  const SbaijBlock block(A, "block Gauss-Seidel");
+  const bool same = pivots_ == Pivots::Diagonal && set_up_ && set_up_with_avx2_ == avx2_ &&
+                    changed.size() == static_cast<std::size_t>(n_) && same_pattern(block);
+  return factor_diagonal(block, same ? changed : std::span<const char>{});
+}
+
+bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const char> changed) {
   // Each pivot is its own row's diagonal block, so the scaled blocks are formed straight from A's values in one
   // pass, without D-ILU's copy of A (which its elimination and rescale() need). K̃_k = C_k⁻¹ D_k C_k⁻ᵀ − 2I is −I
   // here, so it is neither formed nor read (k_tilde_ stays empty).
-  const SbaijBlock block(A, "block Gauss-Seidel");
-  take_pattern(block);
-  const std::size_t n = static_cast<std::size_t>(n_);
+  // With `changed` (the same pattern as the last set-up), Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ is formed again only where row
+  // k or l changed; elsewhere it is copied from the last set-up: the same arithmetic on the same values, so the
+  // result is the full set-up's to the bit. Contacts that open or close change which blocks are zero, so the
+  // kept blocks are laid out afresh either way.
+  const bool full = changed.empty();
+  set_up_ = false;
+  if (full) take_pattern(block);
+  const std::size_t n = static_cast<std::size_t>(n_), pattern = block.column.size();
   c_inverse_.resize(n * BB);
   k_tilde_.clear();
-  upper_.resize(block.column.size() * BB + avx2::kPad);
+  std::vector<float>& upper = full ? upper_ : spare_upper_;
+  std::vector<PetscInt>& first = full ? first_ : spare_first_;
+  std::vector<PetscInt>& column = full ? column_ : spare_column_;
+  upper.resize(pattern * BB + avx2::kPad);
+  first.resize(n + 1);
+  column.resize(pattern);
+  if (full) kept_.assign(pattern, -1);
 #if PERCUSSION_AVX2_KERNELS
-  if (avx2_) avx2::resize_padded(c_inverse_columns_, n * BB);
+  if (avx2_ && full) avx2::resize_padded(c_inverse_columns_, n * BB);
 #endif
+  const bool fast = avx2_;  // (update() starts only from a set-up made the same way)
   bool positive = true;
   block.with_values([&](const PetscScalar* values) {
     for (std::size_t k = 0; k < n && positive; ++k) {
+      if (!full && !changed[k]) continue;
       Block d = Eigen::Map<const Block>(values + static_cast<std::size_t>(block.first[k]) * BB).transpose();
       d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
       positive = inverse_cholesky_factor<B>(d.data(), &c_inverse_[k * BB]);
-#if PERCUSSION_AVX2_KERNELS
-      if (avx2_)
+      if (fast)
         Eigen::Map<BlockF>{&c_inverse_columns_[k * BB]} = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose().cast<float>();
-#endif
     }
     if (!positive) return;
     std::size_t kept = 0;  // zero blocks (contact candidates apart) left out, as load() does
     for (std::size_t k = 0; k < n; ++k) {
       const Eigen::Map<const Block> ck(&c_inverse_[k * BB]);
-      first_[k] = static_cast<PetscInt>(kept);
+      first[k] = static_cast<PetscInt>(kept);
       const auto begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
       for (std::size_t p = begin + 1; p < end; ++p) {
-        const PetscScalar* a = values + p * BB;
-        if (SbaijBlock::zero(a)) continue;
         const auto l = static_cast<std::size_t>(block.column[p]);
-        column_[kept] = static_cast<PetscInt>(l);
+        float* out = &upper[kept * BB];
+        if (full || changed[k] || changed[l]) {
+          const PetscScalar* a = values + p * BB;
+          if (SbaijBlock::zero(a)) {
+            kept_[p] = -1;
+            continue;
+          }
 #if PERCUSSION_AVX2_KERNELS
-        if (avx2_) {
-          avx2::scale_block(a, &c_inverse_columns_[k * BB], &c_inverse_columns_[l * BB], &upper_[kept * BB]);
-          ++kept;
-          continue;
-        }
+          if (fast) {
+            avx2::scale_block(a, &c_inverse_columns_[k * BB], &c_inverse_columns_[l * BB], out);
+          } else
 #endif
-        const Eigen::Map<const Block> cl(&c_inverse_[l * BB]);
-        Eigen::Map<BlockF>{&upper_[kept * BB]} = (ck * Eigen::Map<const Block>(a).transpose() * cl.transpose()).cast<float>();
+          {
+            const Eigen::Map<const Block> cl(&c_inverse_[l * BB]);
+            Eigen::Map<BlockF>{out} = (ck * Eigen::Map<const Block>(a).transpose() * cl.transpose()).cast<float>();
+          }
+        } else {
+          if (kept_[p] < 0) continue;
+          std::copy_n(&upper_[static_cast<std::size_t>(kept_[p]) * BB], BB, out);
+        }
+        column[kept] = static_cast<PetscInt>(l);
+        kept_[p] = static_cast<PetscInt>(kept);
         ++kept;
       }
     }
-    first_[n] = static_cast<PetscInt>(kept);
-    std::fill_n(upper_.begin() + static_cast<std::ptrdiff_t>(kept * BB), avx2::kPad, 0.0f);  // the sweeps read past
+    first[n] = static_cast<PetscInt>(kept);
+    std::fill_n(upper.begin() + static_cast<std::ptrdiff_t>(kept * BB), avx2::kPad, 0.0f);  // the sweeps read past
   });
+  if (!full) {
+    upper_.swap(spare_upper_);
+    first_.swap(spare_first_);
+    column_.swap(spare_column_);
+  }
+  set_up_ = positive;
+  set_up_with_avx2_ = fast;
   return positive;
 }
 

@@ -251,6 +251,49 @@ TEST(BlockSystem, GaussSeidelFallbackSolvesTheSystem) {
   EXPECT_EQ(relative_difference(reference, y), 0.0);
 }
 
+// A refresh (additions to an assembled matrix, without zero()) that touches only the rank's own rows sets the
+// Gauss–Seidel fallback up again in those rows alone; one that adds to another rank's row, everywhere in full.
+// Either way the solution is that of the system assembled at once with the same additions, to the bit.
+TEST(BlockSystem, GaussSeidelFallbackUpdatesTheRefreshedRows) {
+  const RingSystem ring = world_ring();
+  const int first = ring.rank * kRowsPerRank;
+  std::vector<double> rhs(6 * kRowsPerRank);
+  for (int i = 0; i < 6 * kRowsPerRank; ++i) rhs[static_cast<std::size_t>(i)] = std::sin(0.9 + first * 6 + i);
+  const bool other_ranks = ring.size > 1;
+  auto refresh = [&](BlockSystem& sys, bool other_rank) {
+    const Block d = 0.5 * ring.diagonal(first + 2), e = 0.25 * ring.edge(first + 4), minus = -e;
+    sys.add_block(first + 2, first + 2, d.data());
+    sys.add_block(first + 4, first + 4, e.data());
+    sys.add_block(first + 4, first + 5, minus.data());
+    sys.add_block(first + 5, first + 4, minus.data());
+    sys.add_block(first + 5, first + 5, e.data());
+    if (other_rank) {  // the next rank's first row
+      const int g = (first + kRowsPerRank) % ring.rows;
+      sys.add_block(g, g, d.data());
+    }
+  };
+  for (const bool other_rank : {false, true}) {
+    if (other_rank && !other_ranks) continue;
+    BlockSystem refreshed(MPI_COMM_WORLD, "gsupdate_", 6), fresh(MPI_COMM_WORLD, "gsfresh_", 6);
+    preallocate(refreshed);
+    preallocate(fresh);
+    ring.add_to(refreshed, true);
+    std::vector<double> before(rhs.size()), y(rhs.size()), z(rhs.size());
+    ASSERT_GT(refreshed.solve_fallback(rhs, before, 1e-10).reason, 0);
+    refresh(refreshed, other_rank);
+    refreshed.assemble();
+    ring.add_to(fresh, true, 1.0, false);
+    refresh(fresh, other_rank);
+    fresh.assemble();
+    ASSERT_GT(refreshed.solve_fallback(rhs, y, 1e-10).reason, 0);
+    ASSERT_GT(fresh.solve_fallback(rhs, z, 1e-10).reason, 0);
+    EXPECT_EQ(relative_difference(z, y), 0.0);
+    EXPECT_GT(relative_difference(before, y), 1e-3);  // the refresh changed the system
+    EXPECT_EQ(refreshed.gauss_seidel_updates(), other_rank ? 0 : 1);
+    EXPECT_EQ(fresh.gauss_seidel_updates(), 0);
+  }
+}
+
 // CG on the split system (D-ILU), with IC(0) and with the point-block Jacobi fallback is our fused loop
 // (fused_cg.hpp) by default and PETSc's KSPCG with -<prefix>petsc_cg: the same iterations, to the same tolerance,
 // and the same solution but for rounding.

@@ -147,6 +147,48 @@ TEST(EisenstatDilu, GaussSeidelPivotsGiveTheSplitOfA) {
   MatDestroy(&A);
 }
 
+// A contact refresh changes a few rows: their diagonal blocks, a block that stays nonzero, a contact that closes
+// (a zero block of the pattern turns nonzero) and one that opens. update() forms those rows again and copies the
+// rest: the operator and both maps are a fresh set-up's to the bit, with the AVX2 set-up and the portable one; a
+// row left unflagged shows.
+TEST(EisenstatDilu, GaussSeidelUpdateOfChangedRowsIsTheFullSetUp) {
+  for (const bool avx2 : {true, false}) {
+    std::mt19937 gen(17);
+    Sparse before = coupled(16, true, gen);
+    for (int i = 0; i + 4 < before.n; i += 3) before.blocks.emplace_back(i, i + 4, Block::Zero());  // candidates
+    before.blocks.emplace_back(9, 14, percussion::test::random_block(gen));  // a contact that will open
+    Sparse after = before;
+    std::vector<char> changed(16, 0);
+    for (auto& [r, c, b] : after.blocks) {
+      if (r == c && (r == 3 || r == 9)) b += 2.0 * Block::Identity();          // changed diagonal blocks
+      if (r == 6 && c == 10) b = 0.3 * percussion::test::random_block(gen);  // a contact that closes
+      if (r == 9 && c == 14) b.setZero();                                     // and one that opens
+      if (r == 3 && c == 4) b *= 0.5;                                         // a nonzero block that changes
+    }
+    for (const int row : {3, 4, 6, 9, 10, 14}) changed[static_cast<std::size_t>(row)] = 1;
+    Mat A = before.petsc(), A2 = after.petsc();
+    EisenstatDilu updated(EisenstatDilu::Pivots::Diagonal), fresh(EisenstatDilu::Pivots::Diagonal),
+        unflagged(EisenstatDilu::Pivots::Diagonal);
+    for (EisenstatDilu* d : {&updated, &fresh, &unflagged}) d->use_avx2(avx2);
+    ASSERT_EQ(updated.factor(A), 0.0);
+    ASSERT_EQ(unflagged.factor(A), 0.0);
+    ASSERT_TRUE(updated.update(A2, changed));
+    ASSERT_EQ(fresh.factor(A2), 0.0);
+    changed[9] = 0;  // the opened contact is still flagged by row 14, but not row 9's diagonal block
+    ASSERT_TRUE(unflagged.update(A2, changed));
+    for (int trial = 0; trial < 3; ++trial) {
+      const Eigen::VectorXd u = Eigen::VectorXd::Random(96);
+      EXPECT_EQ(split_product(updated, u), split_product(fresh, u));
+      EXPECT_EQ(to_split(updated, u), to_split(fresh, u));
+      EXPECT_EQ(from_split(updated, u), from_split(fresh, u));
+      EXPECT_NE(split_product(unflagged, u), split_product(fresh, u));
+    }
+    expect_split_of(updated, after.dense(), 2);
+    MatDestroy(&A);
+    MatDestroy(&A2);
+  }
+}
+
 TEST(EisenstatDilu, ShiftsTheDiagonalWhenAPivotIsNotPositiveDefinite) {
   // The shift must reach α ≥ 3 (indefinite_chain); the split must still be W⁻¹ A W⁻ᵀ (A itself is indefinite here,
   // so only the identity, not positivity, can be checked).

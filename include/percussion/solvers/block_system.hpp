@@ -106,6 +106,8 @@ class BlockSystem {
   // Diagonal blocks point-block Jacobi has inverted so far (a block equal to the one its row last inverted keeps
   // that inverse).
   long diagonal_inversions() const { return diagonal_inversions_; }
+  // Gauss–Seidel set-ups of the fallback that formed only the rows changed since the last one.
+  long gauss_seidel_updates() const { return gauss_seidel_updates_; }
   // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
   // each returned KSP_DIVERGED_PC_FAILED without iterating.
   long failed_set_ups() const { return failed_set_ups_; }
@@ -140,6 +142,13 @@ class BlockSystem {
   bool gauss_seidel_fallback_ = true;
   long gauss_seidel_assembly_ = -1;
   bool gauss_seidel_usable_ = false;  // its diagonal blocks were SPD on every rank at that assembly
+  // The rows (local) that additions touched since Gauss–Seidel's last set-up, which updates only those
+  // (EisenstatDilu::update): all after zero() or a new pattern; or some other rank's, which only a full set-up
+  // everywhere then covers.
+  std::vector<char> changed_rows_;
+  bool all_rows_changed_ = true, changed_elsewhere_ = false;
+  long gauss_seidel_updates_ = 0;
+  void mark_changed(PetscInt row, PetscInt col);  // an addition to block (row, col), global rows
   double apply_split(const EisenstatDilu& split, const double* u, double* out) const;  // Ĉ u of either split
   // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.
   Result run_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution, double rtol,

@@ -48,6 +48,12 @@ class EisenstatDilu {
   // blocks are formed again, and the split stays SPD whatever A, as C is kept. False (nothing done) if the
   // pattern changed.
   bool rescale(Mat A);
+  // Pivots::Diagonal: factor(A) for an A that differs from the one of the last successful set-up only in the rows
+  // k with changed[k] (their diagonal blocks, and the off-diagonal blocks of row k or column k). The work is that
+  // of those rows plus a copy of the others' scaled blocks; the result is factor(A)'s, bit for bit. A full set-up
+  // when there was none, or the pattern changed. False if a changed diagonal block is not SPD (then the next
+  // set-up is a full one).
+  bool update(Mat A, std::span<const char> changed);
   PetscInt rows() const { return n_; }
   // The sweeps run the AVX2 kernels (avx2_block_kernels.hpp) where the CPU has them, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
@@ -70,6 +76,8 @@ class EisenstatDilu {
   void take_pattern(const SbaijBlock& block);        // block's pattern as the current one; first_, column_ sized
   bool try_factor(double shift);       // D-ILU's set-up; false at the first pivot block that is not positive definite
   bool factor_diagonal(Mat A);         // Pivots::Diagonal's set-up; false if a diagonal block is not SPD
+  // The same, or with `changed` (non-empty, the pattern of the last set-up) update()'s.
+  bool factor_diagonal(const SbaijBlock& block, std::span<const char> changed);
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
   void backward(const double* u) const;                               // t_ = (I + L̃ᵀ)⁻¹ u
@@ -83,6 +91,13 @@ class EisenstatDilu {
   std::vector<double> a_, diagonal_;     // A's off-diagonal and diagonal blocks (row-major, double)
   std::vector<double> c_inverse_;         // P_k during the set-up, then C_k⁻¹ (lower triangular), row-major
   std::vector<float> c_inverse_columns_;  // C_k⁻¹ column by column: the AVX2 Gauss–Seidel set-up's copy
+  // Gauss–Seidel's update(): where each block of A's pattern sits among the kept blocks (−1: left out, zero), and
+  // the arrays the next layout is built in while the last one is read.
+  std::vector<PetscInt> kept_;
+  std::vector<float> spare_upper_;
+  std::vector<PetscInt> spare_first_, spare_column_;
+  bool set_up_ = false;  // the last Gauss–Seidel set-up succeeded: update() may start from it
+  bool set_up_with_avx2_ = false;
   // (Both float arrays end in avx2::kPad zeros: the AVX2 sweeps load a block row as 8 floats.)
   std::vector<float> upper_;              // Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ = L̃_lkᵀ, row-major
   std::vector<float> k_tilde_;            // K̃_k, row-major; empty for Gauss–Seidel's pivots, where K̃_k = −I

@@ -1142,6 +1142,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"fallback_solves", static_cast<double>(fallback_solves_)},
           {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
+          {"fallback_partial_set_ups", static_cast<double>(system_.gauss_seidel_updates())},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
