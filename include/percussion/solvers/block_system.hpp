@@ -85,7 +85,8 @@ class BlockSystem {
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);
   // Collective. The fallback where the default preconditioner broke down or shifted: CG on the Eisenstat split with
   // the diagonal blocks as pivots (block symmetric Gauss–Seidel, eisenstat_dilu.hpp), which is SPD whatever the
-  // off-diagonal blocks and is set up again only when the matrix changed; point-block Jacobi (solve_block_jacobi)
+  // off-diagonal blocks and is set up again only when the matrix changed, and then only in the rows additions touched
+  // since its last set-up unless zero() was called; point-block Jacobi (solve_block_jacobi)
   // when turned off, for other block sizes or formats, when the fallback's options ask for PETSc's KSP, or if the
   // diagonal blocks are not positive definite.
   Result solve_fallback(std::span<const double> rhs, std::span<double> solution, double rtol);
