@@ -551,8 +551,7 @@ BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std
     int elsewhere = changed_elsewhere_ ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &elsewhere, 1, MPI_INT, MPI_MAX, comm_);
     const bool full = all_rows_changed_ || elsewhere;
-    int usable = (full ? gauss_seidel_.factor(A_).has_value() : gauss_seidel_.update(A_, changed_rows_)) ? 1 : 0;
-    if (!full) ++gauss_seidel_updates_;
+    int usable = gauss_seidel_.update(A_, full ? std::span<const char>() : std::span<const char>(changed_rows_)) ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm_);
     gauss_seidel_usable_ = usable != 0;
     gauss_seidel_assembly_ = assemblies_;

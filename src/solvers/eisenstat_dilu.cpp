@@ -106,10 +106,11 @@ bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const cha
     first[n] = static_cast<PetscInt>(kept);
     std::fill_n(upper.begin() + static_cast<std::ptrdiff_t>(kept * BB), avx2::kPad, 0.0f);  // the sweeps read past
   });
-  if (!full) {
+  if (!full && positive) {  // (a failed update leaves the last layout, which set_up_ = false then disowns)
     upper_.swap(spare_upper_);
     first_.swap(spare_first_);
     column_.swap(spare_column_);
+    ++partial_set_ups_;
   }
   set_up_ = positive;
   set_up_with_avx2_ = fast;

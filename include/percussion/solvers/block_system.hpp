@@ -108,7 +108,7 @@ class BlockSystem {
   // that inverse).
   long diagonal_inversions() const { return diagonal_inversions_; }
   // Gauss–Seidel set-ups of the fallback that formed only the rows changed since the last one.
-  long gauss_seidel_updates() const { return gauss_seidel_updates_; }
+  long gauss_seidel_updates() const { return gauss_seidel_.partial_set_ups(); }
   // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
   // each returned KSP_DIVERGED_PC_FAILED without iterating.
   long failed_set_ups() const { return failed_set_ups_; }
@@ -148,7 +148,6 @@ class BlockSystem {
   // everywhere then covers.
   std::vector<char> changed_rows_;
   bool all_rows_changed_ = true, changed_elsewhere_ = false;
-  long gauss_seidel_updates_ = 0;
   void mark_changed(PetscInt row, PetscInt col);  // an addition to block (row, col), global rows
   double apply_split(const EisenstatDilu& split, const double* u, double* out) const;  // Ĉ u of either split
   // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.

@@ -51,9 +51,10 @@ class EisenstatDilu {
   // Pivots::Diagonal: factor(A) for an A that differs from the one of the last successful set-up only in the rows
   // k with changed[k] (their diagonal blocks, and the off-diagonal blocks of row k or column k). The work is that
   // of those rows plus a copy of the others' scaled blocks; the result is factor(A)'s, bit for bit. A full set-up
-  // when there was none, or the pattern changed. False if a changed diagonal block is not SPD (then the next
-  // set-up is a full one).
+  // when `changed` is empty, when there was no set-up to start from, or when the pattern changed. False if a
+  // diagonal block is not SPD (then the next set-up is a full one).
   bool update(Mat A, std::span<const char> changed);
+  long partial_set_ups() const { return partial_set_ups_; }  // update()s that formed only the changed rows
   PetscInt rows() const { return n_; }
   // The sweeps run the AVX2 kernels (avx2_block_kernels.hpp) where the CPU has them, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
@@ -98,6 +99,7 @@ class EisenstatDilu {
   std::vector<PetscInt> spare_first_, spare_column_;
   bool set_up_ = false;  // the last Gauss–Seidel set-up succeeded: update() may start from it
   bool set_up_with_avx2_ = false;
+  long partial_set_ups_ = 0;
   // (Both float arrays end in avx2::kPad zeros: the AVX2 sweeps load a block row as 8 floats.)
   std::vector<float> upper_;              // Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ = L̃_lkᵀ, row-major
   std::vector<float> k_tilde_;            // K̃_k, row-major; empty for Gauss–Seidel's pivots, where K̃_k = −I
