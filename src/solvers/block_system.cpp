@@ -197,7 +197,7 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   PCType type = nullptr;
   petsc_check(PCGetType(pc, &type), "PCGetType");
   const std::string t = type ? type : "";
-  eisenstat_ = t == PCSHELL && eisenstat_dilu_;  // unless -<prefix>pc_type chose another
+  eisenstat_ = t == PCSHELL && blocks_ != Blocks::Icc;  // unless -<prefix>pc_type chose another
   int size = 1;
   MPI_Comm_size(comm_, &size);
   coupled_ = size > 1;
@@ -341,7 +341,8 @@ void BlockSystem::set_near_nullspace(std::span<const double> modes, int count) {
 BlockSystem::Result BlockSystem::solve(std::span<const double> rhs, std::span<double> solution, double rtol,
                                        bool refresh) {
   refresh = refresh || !built_;
-  if (eisenstat_) return solve_split(rhs, solution, rtol, refresh);
+  if (eisenstat_) return blocks_ == Blocks::GaussSeidel ? solve_gauss_seidel(rhs, solution, rtol)
+                                                        : solve_split(rhs, solution, rtol, refresh);
   const long shifted_before = block_shifted_, failed_before = block_failed_;
   if (fused_icc_cg_) {
     // What KSPSolve's set-up of the shell preconditioner does: factor when asked to and the matrix changed.
@@ -430,7 +431,7 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
   return to_result(cg);
 }
 
-double BlockSystem::apply_split(const double* u, double* out) const { return apply_split(dilu_, u, out); }
+double BlockSystem::apply_split(const double* u, double* out) const { return apply_split(split(), u, out); }
 
 double BlockSystem::apply_split(const EisenstatDilu& split, const double* u, double* out) const {
   return split.apply(u, out, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
@@ -538,11 +539,7 @@ void BlockSystem::apply_block_jacobi(const double* x, double* y) const {
   else apply_blocks<Eigen::Dynamic>(diagonal_inverse_.data(), x, y, n_owned_, bs_);
 }
 
-BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std::span<double> solution,
-                                                double rtol) {
-  make_fallback_ksp();
-  if (!gauss_seidel_fallback_ || !fused_fallback_cg_ || !upper_only_ || bs_ != SbaijBlock::kBlock)
-    return solve_block_jacobi(rhs, solution, rtol);
+bool BlockSystem::set_up_gauss_seidel() {
   if (gauss_seidel_assembly_ != assemblies_) {
     // The diagonal blocks of an assembled Newton matrix are SPD (inertia plus projected terms); a matrix with one
     // that is not (an unprojected Hessian) is left to point-block Jacobi, which inverts |diagonal|, until the next
@@ -558,7 +555,28 @@ BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std
     all_rows_changed_ = changed_elsewhere_ = false;
     std::fill(changed_rows_.begin(), changed_rows_.end(), 0);
   }
-  if (!gauss_seidel_usable_) return solve_block_jacobi(rhs, solution, rtol);
+  return gauss_seidel_usable_;
+}
+
+BlockSystem::Result BlockSystem::solve_gauss_seidel(std::span<const double> rhs, std::span<double> solution,
+                                                    double rtol) {
+  // Set up from the matrix as it is whatever `refresh` says: the split is made of its own blocks, and forming
+  // them is all the set-up there is.
+  if (!set_up_gauss_seidel()) return failed_set_up(solution);
+  built_ = true;
+  if (fused_split_cg_) return run_split(gauss_seidel_, rhs, solution, rtol, split_ksp_);
+  return run_ksp(
+      split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { gauss_seidel_.to_split(rhs.data(), b); },
+      [&](const double* y) { gauss_seidel_.from_split(y, solution.data()); });
+}
+
+BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std::span<double> solution,
+                                                double rtol) {
+  make_fallback_ksp();
+  if (!gauss_seidel_fallback_ || blocks_ == Blocks::GaussSeidel || !fused_fallback_cg_ || !upper_only_ ||
+      bs_ != SbaijBlock::kBlock)
+    return solve_block_jacobi(rhs, solution, rtol);
+  if (!set_up_gauss_seidel()) return solve_block_jacobi(rhs, solution, rtol);
   return run_split(gauss_seidel_, rhs, solution, rtol, fallback_);
 }
 

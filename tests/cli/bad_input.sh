@@ -54,13 +54,15 @@ implicit_scene="$(scene "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integr
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_half_precision_factor 2
 expect_output "option -bdem_half_precision_factor: expected 1/0, true/false, yes/no or on/off, got '2'"
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_sub_pc_type sor
-expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are icc or dilu, got 'sor'"
+expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are icc, dilu or sgs, got 'sor'"
 # PETSc 3.18 has no SOR for 6x6 blocks, and crashed after saying so: refused before the run.
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type eisenstat
 expect_output "option -bdem_pc_type eisenstat: PETSc has no SOR for the 6x6-block Newton matrix"
 # A scene's D-ILU under another preconditioner named on the command line: refused, not an unknown PETSc type.
-expect_exit 2 "$PERCUSSION" run "$INPUTS/bdem/beam_twist_small.json" --out "$SCRATCH/out" -bdem_pc_type bjacobi
+expect_exit 2 "$PERCUSSION" run "$INPUTS/bdem/beam_stretch.json" --out "$SCRATCH/out" -bdem_pc_type bjacobi
 expect_output "option -bdem_sub_pc_type dilu (command line or implicit.petsc_options) is for the default preconditioner"
+expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type asm -bdem_sub_pc_type sgs
+expect_output "option -bdem_sub_pc_type sgs (command line or implicit.petsc_options) is for the default preconditioner"
 expect_exit 2 "$PERCUSSION" info "$good"
 expect_output "$good"
 expect_exit 2 "$PERCUSSION" run "$good" --restart "$SCRATCH/nothing-here" --out "$SCRATCH/out"

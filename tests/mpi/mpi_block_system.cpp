@@ -199,7 +199,7 @@ TEST(BlockSystem, EisenstatDiluSolvesLikePointBlockJacobi) {
   std::vector<double> rhs(6 * kRowsPerRank);
   for (int i = 0; i < 6 * kRowsPerRank; ++i) rhs[static_cast<std::size_t>(i)] = std::cos(2.0 + first * 6 + i);
   BlockSystem sys(MPI_COMM_WORLD, "blocktest_", 6);
-  sys.use_eisenstat_dilu(true);
+  sys.use_blocks(BlockSystem::Blocks::Dilu);
   preallocate(sys);
   ring.add_to(sys, true);
   std::vector<double> reference(rhs.size()), split(rhs.size());
@@ -294,16 +294,21 @@ TEST(BlockSystem, GaussSeidelFallbackUpdatesTheRefreshedRows) {
   }
 }
 
-// CG on the split system (D-ILU), with IC(0) and with the point-block Jacobi fallback is our fused loop
-// (fused_cg.hpp) by default and PETSc's KSPCG with -<prefix>petsc_cg: the same iterations, to the same tolerance,
-// and the same solution but for rounding.
+// The blocks a path's default preconditioner takes.
+BlockSystem::Blocks blocks_of(bool split, bool gauss_seidel) {
+  return gauss_seidel ? BlockSystem::Blocks::GaussSeidel : split ? BlockSystem::Blocks::Dilu : BlockSystem::Blocks::Icc;
+}
+
+// CG on the split systems (D-ILU, Gauss–Seidel), with IC(0) and with the point-block Jacobi fallback is our fused
+// loop (fused_cg.hpp) by default and PETSc's KSPCG with -<prefix>petsc_cg: the same iterations, to the same
+// tolerance, and the same solution but for rounding.
 TEST(BlockSystem, FusedCgFollowsPetscCg) {
   const RingSystem ring = world_ring();
   const int first = ring.rank * kRowsPerRank;
   std::vector<double> rhs(6 * kRowsPerRank);
   for (int i = 0; i < 6 * kRowsPerRank; ++i) rhs[static_cast<std::size_t>(i)] = std::cos(0.7 + first * 6 + i);
-  enum class Path { Split, Icc, Fallback };
-  for (const Path path : {Path::Split, Path::Icc, Path::Fallback}) {
+  enum class Path { Split, Icc, Fallback, GaussSeidel };
+  for (const Path path : {Path::Split, Path::Icc, Path::Fallback, Path::GaussSeidel}) {
     std::vector<std::vector<double>> solutions;
     std::vector<PetscInt> iterations;
     for (const bool petsc : {false, true}) {
@@ -311,7 +316,7 @@ TEST(BlockSystem, FusedCgFollowsPetscCg) {
         ASSERT_EQ(PetscOptionsSetValue(nullptr, "-fusedtest_petsc_cg", "1"), 0);
       }
       BlockSystem sys(MPI_COMM_WORLD, "fusedtest_", 6);
-      sys.use_eisenstat_dilu(path == Path::Split);
+      sys.use_blocks(blocks_of(path == Path::Split, path == Path::GaussSeidel));
       sys.use_single_precision_product(true);
       preallocate(sys);
       ring.add_to(sys, true);
@@ -333,6 +338,38 @@ TEST(BlockSystem, FusedCgFollowsPetscCg) {
     MPI_Allreduce(MPI_IN_PLACE, &norm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_LT(diff, 1e-10 * norm) << "path " << static_cast<int>(path);
   }
+}
+
+// Gauss–Seidel as the default preconditioner's blocks is the fallback's Gauss–Seidel: the same solves bit for bit,
+// after a full assembly and after a refresh of a few rows (set up again only there), on 1-3 ranks.
+TEST(BlockSystem, GaussSeidelBlocksSolveAsTheFallback) {
+  const RingSystem ring = world_ring();
+  const int first = ring.rank * kRowsPerRank;
+  std::vector<double> rhs(6 * kRowsPerRank);
+  for (int i = 0; i < 6 * kRowsPerRank; ++i) rhs[static_cast<std::size_t>(i)] = std::sin(0.3 + first * 6 + i);
+  BlockSystem primary(MPI_COMM_WORLD, "gsprimary_", 6), fallback(MPI_COMM_WORLD, "gsfallback_", 6);
+  primary.use_blocks(BlockSystem::Blocks::GaussSeidel);
+  for (BlockSystem* sys : {&primary, &fallback}) {
+    preallocate(*sys);
+    ring.add_to(*sys, true);
+  }
+  std::vector<double> y(rhs.size()), z(rhs.size());
+  const auto p = primary.solve(rhs, y, 1e-9), f = fallback.solve_fallback(rhs, z, 1e-9);
+  EXPECT_EQ(p.reason, KSP_CONVERGED_RTOL);
+  EXPECT_GT(p.iterations, 2);
+  EXPECT_EQ(p.iterations, f.iterations);
+  EXPECT_EQ(y, z);
+  EXPECT_EQ(primary.block_factorisations(), 0);  // nothing to factor
+  for (BlockSystem* sys : {&primary, &fallback}) {  // a contact refresh: one owned row's diagonal block changes
+    const Block extra = 0.5 * Block::Identity();
+    sys->add_block(first + 1, first + 1, extra.data());
+    sys->assemble();
+  }
+  const auto p2 = primary.solve(rhs, y, 1e-9, false), f2 = fallback.solve_fallback(rhs, z, 1e-9);
+  EXPECT_EQ(p2.reason, KSP_CONVERGED_RTOL);
+  EXPECT_EQ(p2.iterations, f2.iterations);
+  EXPECT_EQ(y, z);
+  EXPECT_EQ(primary.gauss_seidel_updates(), 1);  // the refresh's row only
 }
 
 // Direct insertion (add_at, at the positions local_position finds once the pattern is set) assembles the same
@@ -391,13 +428,13 @@ TEST(BlockSystem, AFactorisationFailingOnOneRankFailsTheSolveOnAll) {
   const RingSystem ring = world_ring();
   const int first = ring.rank * kRowsPerRank;
   std::vector<double> rhs(6 * kRowsPerRank, 1.0);
-  enum class Path { Split, Icc, PetscIcc };
-  for (const Path path : {Path::Split, Path::Icc, Path::PetscIcc}) {
+  enum class Path { Split, Icc, PetscIcc, GaussSeidel };
+  for (const Path path : {Path::Split, Path::Icc, Path::PetscIcc, Path::GaussSeidel}) {
     if (path == Path::PetscIcc) {
       ASSERT_EQ(PetscOptionsSetValue(nullptr, "-failtest_petsc_cg", "1"), 0);
     }
     BlockSystem sys(MPI_COMM_WORLD, "failtest_", 6);
-    sys.use_eisenstat_dilu(path == Path::Split);
+    sys.use_blocks(blocks_of(path == Path::Split, path == Path::GaussSeidel));
     preallocate(sys);
     ring.add_to(sys, true);
     std::vector<double> y(rhs.size());

@@ -811,16 +811,18 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
 
 // A contact-heavy drop on which IC(0) meets indefinite pivots: the Newton steps solved by the fallback (the rest of
 // a time step after a shifted factorisation), block symmetric Gauss–Seidel or point-block Jacobi, reach the
-// minimisers that scalar Jacobi reaches, and so do D-ILU's, rebuilt whenever a contact opens or closes.
+// minimisers that scalar Jacobi reaches, and so do D-ILU's, rebuilt whenever a contact opens or closes, and
+// Gauss–Seidel's as the default preconditioner's blocks, set up again after every assembly.
 TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
   Scene base = shipped_scene("plate_drop_small.json");
   base.implicit.tolerance = 1e-8;
-  base.implicit.petsc_options = {};  // the default IC(0), not the scene's D-ILU
-  Scene jacobi = base, dilu = base, point_block = base;
+  base.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}};  // IC(0), which shifts as the rim hits
+  Scene jacobi = base, dilu = base, point_block = base, gauss_seidel = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
-  point_block.implicit.petsc_options = {{"-bdem_gauss_seidel_fallback", "0"}};
-  const Outcome a = run(base), b = run(jacobi), c = run(dilu), d = run(point_block);
+  point_block.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}, {"-bdem_gauss_seidel_fallback", "0"}};
+  gauss_seidel.implicit.petsc_options = {};  // the default
+  const Outcome a = run(base), b = run(jacobi), c = run(dilu), d = run(point_block), e = run(gauss_seidel);
   EXPECT_GT(a.counters.at("fallback_solves"), 0);  // the fallback ran
   EXPECT_EQ(b.counters.at("fallback_solves"), 0);
   expect_same_minimisers(b, a, 100);  // the rim chipped
@@ -828,6 +830,10 @@ TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
   expect_same_minimisers(c, a, 100);
   EXPECT_GT(d.counters.at("fallback_solves"), 0);
   expect_same_minimisers(d, a, 100);
+  EXPECT_EQ(e.counters.at("fallback_solves"), 0);  // Gauss–Seidel's pivots are A's SPD diagonal blocks
+  EXPECT_EQ(e.counters.at("block_factorisations"), 0);
+  EXPECT_GT(e.counters.at("gauss_seidel_partial_set_ups"), 0);  // contact refreshes set up only their rows
+  expect_same_minimisers(e, a, 100);
 }
 
 
@@ -841,7 +847,7 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
   ASSERT_FALSE(dir.empty());
   Scene scene = shipped_scene("plate_drop_small.json");
   scene.implicit.tolerance = 1e-8;
-  scene.implicit.petsc_options = {};  // the default IC(0), which shifts as the rim hits (the scene takes D-ILU)
+  scene.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}};  // IC(0), which shifts as the rim hits
   ImplicitBdem full(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
   bdem::StepSchedule schedule;
   for (int s = 0; s < 12 && schedule.block_jacobi_steps == 0; ++s) {

@@ -4,10 +4,10 @@
 // pattern holds, solved by KSP under an options prefix so users tune it from the command line
 // (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). The default
 // preconditioner on 6x6 blocks is block Jacobi across ranks with a single-precision IC(0) of each rank's block
-// (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead), or D-ILU applied
-// by Eisenstat's trick (eisenstat_dilu.hpp, use_eisenstat_dilu: CG then runs on the split system). An algebraic
-// multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc 3.18's multigrids take AIJ
-// only, and from a near-nullspace the caller supplies.
+// (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead), or D-ILU or
+// block symmetric Gauss–Seidel applied by Eisenstat's trick (eisenstat_dilu.hpp, use_blocks: CG then runs on the
+// split system). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc
+// 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
 #include <optional>
@@ -43,10 +43,14 @@ class BlockSystem {
   void use_single_precision_product(bool on) { single_precision_product_ = on; }
   // IC(0)'s factor read as halves by the AVX2 application (on by default; avx2_block_kernels.hpp).
   void use_half_precision_factor(bool on) { icc_.use_half(on); }
-  // The default preconditioner's blocks: IC(0) (single_precision_icc.hpp), or with `on` D-ILU applied by
-  // Eisenstat's trick (eisenstat_dilu.hpp), which makes a CG iteration cheaper but helps less on
-  // contact-dominated matrices. Call before preallocate().
-  void use_eisenstat_dilu(bool on) { eisenstat_dilu_ = on; }
+  // The default preconditioner's blocks (block Jacobi across ranks), on 6x6-block SBAIJ: IC(0)
+  // (single_precision_icc.hpp); D-ILU applied by Eisenstat's trick (eisenstat_dilu.hpp), whose CG iteration costs
+  // two sweeps over the off-diagonal blocks instead of a product and two triangular solves; or block symmetric
+  // Gauss–Seidel by the same trick, the fallback's (solve_fallback), which needs no elimination, is set up again
+  // after every assembly (only in the changed rows after a contact refresh) and suits contact-dominated matrices.
+  // Call before preallocate().
+  enum class Blocks { Icc, Dilu, GaussSeidel };
+  void use_blocks(Blocks blocks) { blocks_ = blocks; }
   // The fallback's preconditioner (solve_fallback): block symmetric Gauss–Seidel by default, point-block Jacobi
   // with `on` false.
   void use_gauss_seidel_fallback(bool on) { gauss_seidel_fallback_ = on; }
@@ -87,8 +91,8 @@ class BlockSystem {
   // the diagonal blocks as pivots (block symmetric Gauss–Seidel, eisenstat_dilu.hpp), which is SPD whatever the
   // off-diagonal blocks and is set up again only when the matrix changed, and then only in the rows additions touched
   // since its last set-up unless zero() was called; point-block Jacobi (solve_block_jacobi)
-  // when turned off, for other block sizes or formats, when the fallback's options ask for PETSc's KSP, or if the
-  // diagonal blocks are not positive definite.
+  // when turned off, for other block sizes or formats, when the fallback's options ask for PETSc's KSP, if the
+  // diagonal blocks are not positive definite, or if Gauss–Seidel is already the default's blocks.
   Result solve_fallback(std::span<const double> rhs, std::span<double> solution, double rtol);
   // y = D⁻¹ x with D the bs×bs diagonal blocks of the assembled matrix (the fallback's preconditioner).
   void apply_block_jacobi(const double* x, double* y) const;
@@ -129,8 +133,9 @@ class BlockSystem {
   SinglePrecisionIcc icc_;
   // Eisenstat D-ILU: CG on the split system, a shell operator, no PETSc preconditioner.
   EisenstatDilu dilu_;
-  bool eisenstat_dilu_ = false;  // asked for
-  bool eisenstat_ = false;       // in use (the default preconditioner was not overridden)
+  Blocks blocks_ = Blocks::Icc;  // asked for
+  bool eisenstat_ = false;       // a split is in use (D-ILU or Gauss–Seidel blocks, and the default preconditioner)
+  const EisenstatDilu& split() const { return blocks_ == Blocks::GaussSeidel ? gauss_seidel_ : dilu_; }
   bool coupled_ = false;         // more than one rank: the split operator needs the coupling blocks
   std::vector<PetscInt> interface_rows_;  // rows with a partner on another rank: the only ones the coupling touches
   long assemblies_ = 0, factored_assembly_ = -1;
@@ -138,7 +143,7 @@ class BlockSystem {
   Mat split_op_ = nullptr;
   Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
   std::vector<double> split_b_hat_, split_y_hat_;
-  // The fallback's block symmetric Gauss–Seidel and the assembly it was set up from.
+  // Block symmetric Gauss–Seidel (the fallback's, or the default's blocks) and the assembly it was set up from.
   EisenstatDilu gauss_seidel_{EisenstatDilu::Pivots::Diagonal};
   bool gauss_seidel_fallback_ = true;
   long gauss_seidel_assembly_ = -1;
@@ -149,6 +154,7 @@ class BlockSystem {
   std::vector<char> changed_rows_;
   bool all_rows_changed_ = true, changed_elsewhere_ = false;
   void mark_changed(PetscInt row, PetscInt col);  // an addition to block (row, col), global rows
+  bool set_up_gauss_seidel();  // collective: for the current assembly; false if it is not usable on some rank
   double apply_split(const EisenstatDilu& split, const double* u, double* out) const;  // Ĉ u of either split
   // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.
   Result run_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution, double rtol,
@@ -166,6 +172,7 @@ class BlockSystem {
   Result run_fused(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol,
                    Precondition&& precondition);
   Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
+  Result solve_gauss_seidel(std::span<const double> rhs, std::span<double> solution, double rtol);
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
   long block_factorisations_ = 0, block_shifted_ = 0, block_failed_ = 0, failed_set_ups_ = 0;

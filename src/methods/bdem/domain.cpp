@@ -220,6 +220,11 @@ void Domain::build_pairs() {
   }
 }
 
+void Domain::unlink_broken_bonds() {
+  for (Pair& p : pairs)
+    if (p.bond >= 0 && !bonds[static_cast<std::size_t>(p.bond)].intact) p.bond = -1;
+}
+
 void Domain::build_routing() {
   struct Entry { std::int32_t owned; std::int64_t partner; std::int32_t slot; };
   std::vector<Entry> entries;

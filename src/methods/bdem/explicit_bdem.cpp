@@ -48,8 +48,8 @@ void ExplicitBdem::compute_forces() {
     const auto& x = d_.x;
     const auto& q = d_.q;
     for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
-      const Pair& p = d_.pairs[k];
-      if (p.bond >= 0 && d_.bonds[p.bond].intact) {
+      Pair& p = d_.pairs[k];
+      if (p.bond >= 0) {
         Bond& bond = d_.bonds[p.bond];
         const physics::BondForces bf = physics::bond_forces(x[p.a], q[p.a], x[p.b], q[p.b], bond.rest, tensile_only);
         if (!physics::bond_breaks(bf.sigma, bf.tau, bond.sigma_c, bond.tau_c)) {
@@ -60,6 +60,7 @@ void ExplicitBdem::compute_forces() {
         // Broken at this state: the pair falls through to contact, here and in every later evaluation, so
         // the forces stored in a checkpoint are those of the bond state stored with them.
         bond.intact = false;
+        p.bond = -1;
       }
       const physics::ContactForce cf = physics::sphere_sphere(
           x[p.a], d_.v[p.a], d_.w[p.a], d_.radius[p.a], d_.mass[p.a], x[p.b], d_.v[p.b], d_.w[p.b], d_.radius[p.b],

@@ -72,10 +72,12 @@ bool switch_option(const std::string& name) {
                    std::string(value) + "'");
 }
 
-// -bdem_sub_pc_type icc|dilu: the blocks of the default preconditioner (block Jacobi across ranks). True for
-// dilu, D-ILU applied by Eisenstat's trick. Also refuses the PETSc preconditioners that fail on 6x6-block SBAIJ
-// (SOR and Eisenstat's SSOR: "SSOR for block size > 1 is not yet implemented", then a crash in PETSc 3.18).
-bool eisenstat_dilu_option() {
+// -bdem_sub_pc_type icc|dilu|sgs: the blocks of the default preconditioner (block Jacobi across ranks): IC(0), or
+// D-ILU or block symmetric Gauss–Seidel applied by Eisenstat's trick. Also refuses the PETSc preconditioners that
+// fail on 6x6-block SBAIJ (SOR and Eisenstat's SSOR: "SSOR for block size > 1 is not yet implemented", then a crash
+// in PETSc 3.18).
+solvers::BlockSystem::Blocks local_blocks_option() {
+  using Blocks = solvers::BlockSystem::Blocks;
   char value[64] = "";
   PetscBool set = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-pc_type", value, sizeof value, &set),
@@ -83,20 +85,21 @@ bool eisenstat_dilu_option() {
   const std::string pc(set ? value : "");
   if (pc == "sor" || pc == "eisenstat")
     throw InputError("option -bdem_pc_type " + pc +
-                     ": PETSc has no SOR for the 6x6-block Newton matrix; -bdem_sub_pc_type dilu gives block D-ILU "
-                     "with Eisenstat's trick");
+                     ": PETSc has no SOR for the 6x6-block Newton matrix; -bdem_sub_pc_type sgs gives block "
+                     "symmetric Gauss-Seidel with Eisenstat's trick");
   solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-sub_pc_type", value, sizeof value, &set),
                        "PetscOptionsGetString");
-  const std::string sub(set ? value : "icc");
+  const std::string sub(set ? value : "sgs");
   if (!pc.empty() && pc != "shell") {  // -bdem_sub_pc_type then belongs to that preconditioner (bjacobi, asm)
-    if (sub == "dilu")
-      throw InputError("option -bdem_sub_pc_type dilu (command line or implicit.petsc_options) is for the default "
-                       "preconditioner, not -bdem_pc_type " + pc + ": give PETSc's, e.g. -bdem_sub_pc_type icc");
-    return false;
+    if (set && (sub == "dilu" || sub == "sgs"))
+      throw InputError("option -bdem_sub_pc_type " + sub + " (command line or implicit.petsc_options) is for the "
+                       "default preconditioner, not -bdem_pc_type " + pc + ": give PETSc's, e.g. -bdem_sub_pc_type icc");
+    return Blocks::Icc;
   }
-  if (sub == "icc") return false;
-  if (sub == "dilu") return true;
-  throw InputError("option -bdem_sub_pc_type: the default preconditioner's blocks are icc or dilu, got '" + sub +
+  if (sub == "icc") return Blocks::Icc;
+  if (sub == "dilu") return Blocks::Dilu;
+  if (sub == "sgs") return Blocks::GaussSeidel;
+  throw InputError("option -bdem_sub_pc_type: the default preconditioner's blocks are icc, dilu or sgs, got '" + sub +
                    "' (for PETSc's, add -bdem_pc_type bjacobi)");
 }
 
@@ -144,7 +147,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_single_precision_product(switch_option("single_precision_product"));
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
-  system_.use_eisenstat_dilu(eisenstat_dilu_option());
+  system_.use_blocks(local_blocks_option());
   schedule_ = model.schedule;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
@@ -323,7 +326,7 @@ double ImplicitBdem::evaluate(Want want) {
         std::fill_n(&ghost_rows_[k * kGhostRowWidth], kGhostRowWidth - 1, 0.0);
         ghost_rows_[k * kGhostRowWidth + 72] = -1;
       }
-      if (p.bond >= 0 && d_.bonds[p.bond].intact) {
+      if (p.bond >= 0) {
         if (bonds_kept) continue;  // c and pair_energy_ already hold this state's bond terms
         const physics::BondRest& rest = d_.bonds[p.bond].rest;
         if (want == Want::Energy) {
@@ -1045,18 +1048,20 @@ double ImplicitBdem::largest_stress_ratio() {
 void ImplicitBdem::break_bonds(double above) {
   // Every rank holding a bond sees the same state (ghosts are exact copies), so all decide alike.
   ScopedPhase timer(timers_, Phase::Pairs);
+  const long before = breaks_;
   for (auto& b : d_.bonds)
     if (b.intact && stress_ratio(b) > above) {
       b.intact = false;
       ++breaks_;
     }
+  if (breaks_ != before) d_.unlink_broken_bonds();
 }
 
 Observables ImplicitBdem::observables() {
   double energy = 0;
   long contacts = 0;
   for (const Pair& p : d_.pairs) {
-    if (p.bond >= 0 && d_.bonds[p.bond].intact) {
+    if (p.bond >= 0) {
       energy += physics::bond_energy(d_.x[p.a], d_.q[p.a], d_.x[p.b], d_.q[p.b], d_.bonds[p.bond].rest);
       continue;
     }
@@ -1142,7 +1147,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"fallback_solves", static_cast<double>(fallback_solves_)},
           {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
-          {"fallback_partial_set_ups", static_cast<double>(system_.gauss_seidel_updates())},
+          {"gauss_seidel_partial_set_ups", static_cast<double>(system_.gauss_seidel_updates())},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},

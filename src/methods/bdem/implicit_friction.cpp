@@ -40,7 +40,7 @@ void ImplicitBdem::apply_friction() {
   std::fill(c.begin(), c.end(), 0.0);
   for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
     const Pair& p = d_.pairs[k];
-    if (p.bond >= 0 && d_.bonds[p.bond].intact) continue;
+    if (p.bond >= 0) continue;
     const Eigen::Vector3d delta = d_.x[p.b] - d_.x[p.a];
     const double L = delta.norm(), overlap = d_.radius[p.a] + d_.radius[p.b] - L;
     if (overlap <= 0 || L <= 0) continue;

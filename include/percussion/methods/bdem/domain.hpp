@@ -42,7 +42,7 @@ struct Bond {
 
 struct Pair {
   std::int32_t a, b;    // local slots; a is owned and has the smaller global id
-  std::int32_t bond;    // index into bonds, or -1 for a contact-only pair
+  std::int32_t bond;    // index into bonds of an intact bond, or -1 (contact only; a break sets it)
 };
 
 class Domain {
@@ -53,6 +53,9 @@ class Domain {
   // pair lists may miss a contact); also checks that the state is finite (throws NumericalError).
   bool needs_rebuild(long step);
   void rebuild();           // collective: ghosts, pairs, routing
+  // After bonds broke: their pairs become contact-only, so the pair loops tell a bonded pair from the pair alone,
+  // without reading its bond (a cache miss per pair where they only skip the bonds).
+  void unlink_broken_bonds();
   void refresh_ghosts();    // collective: ghost x, q, v, w from their owners
 
   // Collective. contrib holds 12 values per pair (force, torque on a; force, torque on b); sums them per owned
