@@ -147,7 +147,9 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_single_precision_product(switch_option("single_precision_product"));
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
-  system_.use_blocks(local_blocks_option());
+  const solvers::BlockSystem::Blocks blocks = local_blocks_option();
+  system_.use_blocks(blocks);
+  shifting_blocks_ = blocks == solvers::BlockSystem::Blocks::Icc;
   schedule_ = model.schedule;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
@@ -282,7 +284,7 @@ double ImplicitBdem::evaluate(Want want) {
   // A contact refresh (implicit.contact_refresh): the bonds and the inertia keep their blocks, the contacts'
   // blocks change by what their Hessians changed since they were put in.
   const bool refresh = want == Want::Hessian && contacts_only_;
-  const bool bonds_kept = refresh && bonds_at_state_;
+  const bool gradient_kept = refresh && gradient_at_state_;  // (then every pair_energy_, c, gradient_ is current)
   if (want == Want::Hessian) {
     contact_active_.assign(np, 0);
     planes_active_.assign(n, 0);
@@ -327,7 +329,7 @@ double ImplicitBdem::evaluate(Want want) {
         ghost_rows_[k * kGhostRowWidth + 72] = -1;
       }
       if (p.bond >= 0) {
-        if (bonds_kept) continue;  // c and pair_energy_ already hold this state's bond terms
+        if (gradient_kept) continue;  // c and pair_energy_ already hold this state's bond terms
         const physics::BondRest& rest = d_.bonds[p.bond].rest;
         if (want == Want::Energy) {
           pair_energy_[k] = physics::bond_energy(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest);
@@ -357,14 +359,16 @@ double ImplicitBdem::evaluate(Want want) {
           predicted_normals_ ? physics::contact_penalty_along(xe[p.a], d_.radius[p.a], xe[p.b], d_.radius[p.b],
                                                               contact_k_, pair_normal_[k])
                              : physics::contact_penalty(xe[p.a], d_.radius[p.a], xe[p.b], d_.radius[p.b], contact_k_);
-      pair_energy_[k] = cp.energy;
       if (want == Want::Hessian) contact_active_[k] = cp.active;
       else if (!contacts_changed && contact_active_[k] != static_cast<char>(cp.active)) contacts_changed = 1;
-      if (want == Want::Energy) continue;
-      std::fill_n(g, 12, 0.0);
-      for (int a = 0; a < 3; ++a) {
-        g[a] = s * cp.gradient[a];
-        g[6 + a] = s * cp.gradient[3 + a];
+      if (!gradient_kept) {
+        pair_energy_[k] = cp.energy;
+        if (want == Want::Energy) continue;
+        std::fill_n(g, 12, 0.0);
+        for (int a = 0; a < 3; ++a) {
+          g[a] = s * cp.gradient[a];
+          g[6 + a] = s * cp.gradient[3 + a];
+        }
       }
       // Inactive candidates insert zero blocks too: the first assembly drops slots never set, and the
       // pattern must hold every candidate until the next rebuild.
@@ -384,7 +388,7 @@ double ImplicitBdem::evaluate(Want want) {
     }
   }
   double noise = 0;  // Σ over Φ's terms of |x|·|∂Φ_k/∂x| (+ |∂Φ_k/∂θ|): what round-off in x does to Φ
-  if (want != Want::Energy) {
+  if (want != Want::Energy && !gradient_kept) {
     d_.sum_pairs(gp_, gy_);
     for (std::size_t k = 0; k < np; ++k) {
       auto l1 = [&](int first) { return Eigen::Map<const Eigen::Vector3d>(&c[12 * k + first]).lpNorm<1>(); };
@@ -436,6 +440,12 @@ double ImplicitBdem::evaluate(Want want) {
     }
     if (want == Want::Hessian) planes_active_[i] = planes;
     else if (!contacts_changed && planes_active_[i] != planes) contacts_changed = 1;
+    if (gradient_kept) {  // a refresh: only the planes' Hessian change
+      if (diag.isZero(0.0)) continue;
+      diag = scale_[i].asDiagonal() * diag * scale_[i].asDiagonal();
+      system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), diag.data());
+      continue;
+    }
     if (want == Want::Energy) {
       particle_energy_[i] = e + physics::inertia_energy(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h);
       continue;
@@ -477,7 +487,7 @@ double ImplicitBdem::evaluate(Want want) {
   }
   contacts_changed_ = contacts_changed;
   if (contacts_changed) ++contact_set_changes_;
-  if (want != Want::Energy) energy_noise_ = noise;
+  if (want != Want::Energy && !gradient_kept) energy_noise_ = noise;
   double local = 0, total = 0;
   for (double e : pair_energy_) local += e;
   for (double e : particle_energy_) local += e;
@@ -588,9 +598,9 @@ bool ImplicitBdem::minimise() {
     if (!gradient_first || (res >= tolerance && !lagged)) {
       // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
       contacts_only_ = newton && scene_.implicit.contact_refresh && assembled_in_step;
-      bonds_at_state_ = gradient_at_state;
+      gradient_at_state_ = gradient_at_state;
       evaluate(newton ? Want::Hessian : Want::Gradient);
-      contacts_only_ = bonds_at_state_ = false;
+      contacts_only_ = gradient_at_state_ = false;
       assembled_in_step = newton;
       res = residual();
       hessian_current_ = newton;
@@ -907,6 +917,8 @@ void ImplicitBdem::advance() {
   // halving a step while no cut goes deeper.
   const int start = std::min(schedule_.fracture_depth, scene_.implicit.step_cuts);
   deepest_fracture_cut_ = 0;
+  // (Only IC(0) shifts: with other blocks, one a restart from an IC(0) run's checkpoint had scheduled is dropped.)
+  if (!shifting_blocks_) schedule_.block_jacobi_steps = schedule_.block_jacobi_backoff = 0;
   start_on_block_jacobi_ = schedule_.block_jacobi_steps > 0;
   if (start_on_block_jacobi_) {
     --schedule_.block_jacobi_steps;
@@ -919,7 +931,7 @@ void ImplicitBdem::advance() {
   // mostly shifts at the next: the late steps of the paper-size chocolate each factored it, shifted, solved once
   // with it and went on with the fallback (then point-block Jacobi). Skipping those factorisations took 12 such steps from
   // 36.0-40.0 s to 33.8-36.0 s (docs/implicit_bdem.md); IC(0) is tried again after 1, 2, 4, then 8 steps.
-  if (factor_tried_) {
+  if (factor_tried_ && shifting_blocks_) {
     auto& backoff = schedule_.block_jacobi_backoff;
     backoff = factor_shifted_ ? std::clamp(2 * backoff, 1, kMaxBlockJacobiBackoff) : 0;
     schedule_.block_jacobi_steps = backoff;

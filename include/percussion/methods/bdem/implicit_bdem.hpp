@@ -142,9 +142,10 @@ class ImplicitBdem final : public BdemMethod {
   // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
   // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
   bool contacts_only_ = false;
-  // ...and the bonds' gradients and energies from the last evaluation are at the current state (the line search
-  // evaluated its accepted full step with its gradient): a refresh then leaves the bonds alone altogether.
-  bool bonds_at_state_ = false;
+  // ...and the last evaluation was at the current state, with its gradient (the line search evaluated its accepted
+  // full step so): a refresh then leaves the bonds alone altogether, and of the contacts and planes forms only the
+  // Hessians, since every energy and gradient is already the current one.
+  bool gradient_at_state_ = false;
   bool matrix_mixed_ = false;  // the matrix holds blocks of two states: a restart could not rebuild it, so it never carries
   std::vector<Eigen::Matrix3d> pair_contact_hessian_, plane_contact_hessian_;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
@@ -159,6 +160,7 @@ class ImplicitBdem final : public BdemMethod {
   // This step started on point-block Jacobi; a solve factored the default preconditioner afresh; one of those
   // factorisations shifted (or failed) on some rank.
   bool start_on_block_jacobi_ = false, factor_tried_ = false, factor_shifted_ = false;
+  bool shifting_blocks_ = false;  // the default preconditioner's blocks are IC(0), which may shift (and so schedule)
   long block_jacobi_steps_ = 0;  // steps started on point-block Jacobi
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
   // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
