@@ -404,16 +404,17 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   if (status.failed) return failed_set_up(solution);
   factored_assembly_ = assemblies_;
   built_ = true;
-  Result r{};
-  if (fused_split_cg_) {
-    r = run_split(dilu_, rhs, solution, rtol, split_ksp_);
-  } else {
-    r = run_ksp(
-        split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { dilu_.to_split(rhs.data(), b); },
-        [&](const double* y) { dilu_.from_split(y, solution.data()); });
-  }
+  Result r = solve_on_split(dilu_, rhs, solution, rtol);
   r.preconditioner_shifted = status.shifted;
   return r;
+}
+
+BlockSystem::Result BlockSystem::solve_on_split(const EisenstatDilu& split, std::span<const double> rhs,
+                                                std::span<double> solution, double rtol) {
+  if (fused_split_cg_) return run_split(split, rhs, solution, rtol, split_ksp_);
+  return run_ksp(
+      split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { split.to_split(rhs.data(), b); },
+      [&](const double* y) { split.from_split(y, solution.data()); });
 }
 
 BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span<const double> rhs,
@@ -564,10 +565,7 @@ BlockSystem::Result BlockSystem::solve_gauss_seidel(std::span<const double> rhs,
   // them is all the set-up there is.
   if (!set_up_gauss_seidel()) return failed_set_up(solution);
   built_ = true;
-  if (fused_split_cg_) return run_split(gauss_seidel_, rhs, solution, rtol, split_ksp_);
-  return run_ksp(
-      split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { gauss_seidel_.to_split(rhs.data(), b); },
-      [&](const double* y) { gauss_seidel_.from_split(y, solution.data()); });
+  return solve_on_split(gauss_seidel_, rhs, solution, rtol);
 }
 
 BlockSystem::Result BlockSystem::solve_fallback(std::span<const double> rhs, std::span<double> solution,

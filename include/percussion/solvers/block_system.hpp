@@ -111,7 +111,8 @@ class BlockSystem {
   // Diagonal blocks point-block Jacobi has inverted so far (a block equal to the one its row last inverted keeps
   // that inverse).
   long diagonal_inversions() const { return diagonal_inversions_; }
-  // Gauss–Seidel set-ups of the fallback that formed only the rows changed since the last one.
+  // Gauss–Seidel set-ups (of the default's blocks or of the fallback) that formed only the rows changed since the
+  // last one.
   long gauss_seidel_updates() const { return gauss_seidel_.partial_set_ups(); }
   // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
   // each returned KSP_DIVERGED_PC_FAILED without iterating.
@@ -173,6 +174,9 @@ class BlockSystem {
                    Precondition&& precondition);
   Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
   Result solve_gauss_seidel(std::span<const double> rhs, std::span<double> solution, double rtol);
+  // CG on the default preconditioner's split system (split_ksp_): our fused loop, or PETSc's KSP when its options ask.
+  Result solve_on_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution,
+                        double rtol);
   SinglePrecisionProduct product_;
   bool single_precision_product_ = false;
   long block_factorisations_ = 0, block_shifted_ = 0, block_failed_ = 0, failed_set_ups_ = 0;

@@ -151,6 +151,8 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_blocks(blocks);
   shifting_blocks_ = blocks == solvers::BlockSystem::Blocks::Icc;
   schedule_ = model.schedule;
+  // Only IC(0) shifts: with other blocks, steps an IC(0) run's checkpoint scheduled on point-block Jacobi are dropped.
+  if (!shifting_blocks_) schedule_.block_jacobi_steps = schedule_.block_jacobi_backoff = 0;
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   // BDF2's x_{n−1}: a BDF2 checkpoint's (another form's run starts over with a backward-Euler step).
@@ -440,10 +442,12 @@ double ImplicitBdem::evaluate(Want want) {
     }
     if (want == Want::Hessian) planes_active_[i] = planes;
     else if (!contacts_changed && planes_active_[i] != planes) contacts_changed = 1;
+    auto add_diagonal = [&](Block6 block) {  // in the scaled system's units
+      block = scale_[i].asDiagonal() * block * scale_[i].asDiagonal();
+      system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), block.data());
+    };
     if (gradient_kept) {  // a refresh: only the planes' Hessian change
-      if (diag.isZero(0.0)) continue;
-      diag = scale_[i].asDiagonal() * diag * scale_[i].asDiagonal();
-      system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), diag.data());
+      if (!diag.isZero(0.0)) add_diagonal(diag);
       continue;
     }
     if (want == Want::Energy) {
@@ -464,8 +468,7 @@ double ImplicitBdem::evaluate(Want want) {
     gradient_[i] = g;
     if (want == Want::Hessian && !(refresh && diag.isZero(0.0))) {
       if (!refresh) diag.diagonal() += in.hessian_diag;
-      diag = scale_[i].asDiagonal() * diag * scale_[i].asDiagonal();
-      system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), diag.data());
+      add_diagonal(diag);
     }
   }
   if (want == Want::Hessian) {
@@ -917,8 +920,6 @@ void ImplicitBdem::advance() {
   // halving a step while no cut goes deeper.
   const int start = std::min(schedule_.fracture_depth, scene_.implicit.step_cuts);
   deepest_fracture_cut_ = 0;
-  // (Only IC(0) shifts: with other blocks, one a restart from an IC(0) run's checkpoint had scheduled is dropped.)
-  if (!shifting_blocks_) schedule_.block_jacobi_steps = schedule_.block_jacobi_backoff = 0;
   start_on_block_jacobi_ = schedule_.block_jacobi_steps > 0;
   if (start_on_block_jacobi_) {
     --schedule_.block_jacobi_steps;
