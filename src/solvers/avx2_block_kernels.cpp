@@ -112,8 +112,10 @@ PERCUSSION_AVX2 bool to_half(const float* in, std::size_t n, Half* out) {
   return all;
 }
 
-PERCUSSION_AVX2 void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-                                   const double* u, float* t) {
+namespace {
+template <class T>
+PERCUSSION_AVX2 void backward_sweep(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
+                                    const double* u, float* t) {
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: request the blocks of
   // the row four below now (eisenstat_dilu.cpp measured this for its own sweep).
   constexpr PetscInt kAhead = 4;
@@ -130,9 +132,10 @@ PERCUSSION_AVX2 void dilu_backward(PetscInt n, const PetscInt* first, const Pets
   }
 }
 
-PERCUSSION_AVX2 double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-                                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc,
-                                    double* out) {
+template <class T>
+PERCUSSION_AVX2 double forward_sweep(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
+                                     const float* k_tilde, const float* t, const double* u, const double* c, float* acc,
+                                     double* out) {
   alignas(32) float tk[S], wk[S];
   __m256d dot4 = _mm256_setzero_pd();
   __m128d dot2 = _mm_setzero_pd();
@@ -163,8 +166,9 @@ PERCUSSION_AVX2 double dilu_forward(PetscInt n, const PetscInt* first, const Pet
   return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (rest[0] + rest[1]);
 }
 
-PERCUSSION_AVX2 void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-                                        float* acc, double* out) {
+template <class T>
+PERCUSSION_AVX2 void forward_solve_sweep(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
+                                         float* acc, double* out) {
   alignas(32) float wk[S];
   for (PetscInt k = 0; k < n; ++k) {
     float* ak = acc + static_cast<std::size_t>(k) * S;
@@ -175,6 +179,33 @@ PERCUSSION_AVX2 void dilu_forward_solve(PetscInt n, const PetscInt* first, const
     store6(out + B * static_cast<std::size_t>(k), w);
   }
 }
+
+}  // namespace
+
+// (The AVX2 target is the sweeps', not these entry points', which take no vector arguments.)
+template <class T>
+void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const double* u, float* t) {
+  backward_sweep(n, first, column, upper, u, t);
+}
+template <class T>
+double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const float* k_tilde,
+                    const float* t, const double* u, const double* c, float* acc, double* out) {
+  return forward_sweep(n, first, column, upper, k_tilde, t, u, c, acc, out);
+}
+template <class T>
+void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, float* acc,
+                        double* out) {
+  forward_solve_sweep(n, first, column, upper, acc, out);
+}
+// The blocks as floats or as halves.
+template void dilu_backward(PetscInt, const PetscInt*, const PetscInt*, const float*, const double*, float*);
+template void dilu_backward(PetscInt, const PetscInt*, const PetscInt*, const Half*, const double*, float*);
+template double dilu_forward(PetscInt, const PetscInt*, const PetscInt*, const float*, const float*, const float*,
+                             const double*, const double*, float*, double*);
+template double dilu_forward(PetscInt, const PetscInt*, const PetscInt*, const Half*, const float*, const float*,
+                             const double*, const double*, float*, double*);
+template void dilu_forward_solve(PetscInt, const PetscInt*, const PetscInt*, const float*, float*, double*);
+template void dilu_forward_solve(PetscInt, const PetscInt*, const PetscInt*, const Half*, float*, double*);
 
 PERCUSSION_AVX2 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out) {
   // Row i of the result is column i of C_l⁻¹ Aᵀ C_k⁻ᵀ. First Z = C_l⁻¹ Aᵀ, column by column: z_i = Σ_m (column m of

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "percussion/core/error.hpp"
 #include "percussion/solvers/block_cholesky.hpp"
@@ -20,7 +21,21 @@ using Vec = Eigen::Matrix<double, B, 1>;
 std::optional<double> EisenstatDilu::factor(Mat A) {
   if (pivots_ == Pivots::Diagonal) return factor_diagonal(A) ? std::optional<double>(0.0) : std::nullopt;
   load(A, true);
-  return factor_with_shift([this](double shift) { return try_factor(shift); });
+  const std::optional<double> shift = factor_with_shift([this](double shift) { return try_factor(shift); });
+  made_half(shift.has_value());
+  return shift;
+}
+
+bool EisenstatDilu::made_half(bool set_up) {  // D-ILU's: from the floats its set-up needs
+  half_ready_ = false;
+#if PERCUSSION_AVX2_KERNELS
+  if (set_up && half_ && avx2_) {
+    const std::size_t size = static_cast<std::size_t>(first_[static_cast<std::size_t>(n_)]) * BB + avx2::kPad;
+    upper_half_.resize(size);
+    half_ready_ = avx2::to_half(upper_.data(), size, upper_half_.data());
+  }
+#endif
+  return set_up;
 }
 
 bool EisenstatDilu::factor_diagonal(Mat A) {
@@ -31,6 +46,7 @@ bool EisenstatDilu::factor_diagonal(Mat A) {
 bool EisenstatDilu::update(Mat A, std::span<const char> changed) {
   const SbaijBlock block(A, "block Gauss-Seidel");
   const bool same = pivots_ == Pivots::Diagonal && set_up_ && set_up_with_avx2_ == avx2_ &&
+                    set_up_with_halves_ == (half_ && avx2_) &&
                     changed.size() == static_cast<std::size_t>(n_) && same_pattern(block);
   return factor_diagonal(block, same ? changed : std::span<const char>{});
 }
@@ -46,75 +62,104 @@ bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const cha
   const bool full = changed.empty();
   set_up_ = false;
   if (full) take_pattern(block);
-  const std::size_t n = static_cast<std::size_t>(n_), pattern = block.column.size();
+  const std::size_t n = static_cast<std::size_t>(n_);
   c_inverse_.resize(n * BB);
   k_tilde_.clear();
-  std::vector<float>& upper = full ? upper_ : spare_upper_;
-  std::vector<PetscInt>& first = full ? first_ : spare_first_;
-  std::vector<PetscInt>& column = full ? column_ : spare_column_;
-  upper.resize(pattern * BB + avx2::kPad);
-  first.resize(n + 1);
-  column.resize(pattern);
-  if (full) kept_.assign(pattern, -1);
+  if (full) kept_.assign(block.column.size(), -1);
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_ && full) avx2::resize_padded(c_inverse_columns_, n * BB);
 #endif
-  const bool fast = avx2_;  // (update() starts only from a set-up made the same way)
-  bool positive = true;
+  // Halves are written as the blocks are formed (and copied as halves), so the floats are never stored.
+  const bool halves = half_ && avx2_;
+  bool positive = true, fits = true;
   block.with_values([&](const PetscScalar* values) {
     for (std::size_t k = 0; k < n && positive; ++k) {
       if (!full && !changed[k]) continue;
       Block d = Eigen::Map<const Block>(values + static_cast<std::size_t>(block.first[k]) * BB).transpose();
       d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
       positive = inverse_cholesky_factor<B>(d.data(), &c_inverse_[k * BB]);
-      if (fast)
+      if (avx2_)
         Eigen::Map<BlockF>{&c_inverse_columns_[k * BB]} = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose().cast<float>();
     }
     if (!positive) return;
-    std::size_t kept = 0;  // zero blocks (contact candidates apart) left out, as load() does
-    for (std::size_t k = 0; k < n; ++k) {
-      const Eigen::Map<const Block> ck(&c_inverse_[k * BB]);
-      first[k] = static_cast<PetscInt>(kept);
-      const auto begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
-      for (std::size_t p = begin + 1; p < end; ++p) {
-        const auto l = static_cast<std::size_t>(block.column[p]);
-        float* out = &upper[kept * BB];
-        if (full || changed[k] || changed[l]) {
-          const PetscScalar* a = values + p * BB;
-          if (SbaijBlock::zero(a)) {
-            kept_[p] = -1;
-            continue;
-          }
-#if PERCUSSION_AVX2_KERNELS
-          if (fast) {
-            avx2::scale_block(a, &c_inverse_columns_[k * BB], &c_inverse_columns_[l * BB], out);
-          } else
-#endif
-          {
-            const Eigen::Map<const Block> cl(&c_inverse_[l * BB]);
-            Eigen::Map<BlockF>{out} = (ck * Eigen::Map<const Block>(a).transpose() * cl.transpose()).cast<float>();
-          }
-        } else {
-          if (kept_[p] < 0) continue;
-          std::copy_n(&upper_[static_cast<std::size_t>(kept_[p]) * BB], BB, out);
-        }
-        column[kept] = static_cast<PetscInt>(l);
-        kept_[p] = static_cast<PetscInt>(kept);
-        ++kept;
-      }
-    }
-    first[n] = static_cast<PetscInt>(kept);
-    std::fill_n(upper.begin() + static_cast<std::ptrdiff_t>(kept * BB), avx2::kPad, 0.0f);  // the sweeps read past
+    fits = halves ? lay_out_scaled(block, values, changed, upper_half_, spare_upper_half_)
+                  : lay_out_scaled(block, values, changed, upper_, spare_upper_);
   });
+  if (!fits) {  // a scaled block beyond the largest half (A not SPD): the floats, from scratch
+    half_ = false;
+    const bool set_up = factor_diagonal(block, {});
+    half_ = true;
+    return set_up;
+  }
   if (!full && positive) {  // (a failed update leaves the last layout, which set_up_ = false then disowns)
-    upper_.swap(spare_upper_);
+    if (halves) upper_half_.swap(spare_upper_half_);
+    else upper_.swap(spare_upper_);
     first_.swap(spare_first_);
     column_.swap(spare_column_);
     ++partial_set_ups_;
   }
   set_up_ = positive;
-  set_up_with_avx2_ = fast;
+  set_up_with_avx2_ = avx2_;
+  set_up_with_halves_ = halves;
+  half_ready_ = halves && positive;
   return positive;
+}
+
+template <class T>
+bool EisenstatDilu::lay_out_scaled(const SbaijBlock& block, const PetscScalar* values, std::span<const char> changed,
+                                   std::vector<T>& last, std::vector<T>& spare) {
+  const bool full = changed.empty();
+  const std::size_t n = static_cast<std::size_t>(n_), pattern = block.column.size();
+  std::vector<T>& upper = full ? last : spare;
+  std::vector<PetscInt>& first = full ? first_ : spare_first_;
+  std::vector<PetscInt>& column = full ? column_ : spare_column_;
+  upper.resize(pattern * BB + avx2::kPad);
+  first.resize(n + 1);
+  column.resize(pattern);
+  bool fits = true;
+  std::size_t kept = 0;  // zero blocks (contact candidates apart) left out, as load() does
+  for (std::size_t k = 0; k < n; ++k) {
+    const Eigen::Map<const Block> ck(&c_inverse_[k * BB]);
+    first[k] = static_cast<PetscInt>(kept);
+    const auto begin = static_cast<std::size_t>(block.first[k]), end = static_cast<std::size_t>(block.first[k + 1]);
+    for (std::size_t p = begin + 1; p < end; ++p) {
+      const auto l = static_cast<std::size_t>(block.column[p]);
+      T* out = &upper[kept * BB];
+      if (full || changed[k] || changed[l]) {
+        const PetscScalar* a = values + p * BB;
+        if (SbaijBlock::zero(a)) {
+          kept_[p] = -1;
+          continue;
+        }
+        alignas(32) float scaled[BB + avx2::kPad];
+#if PERCUSSION_AVX2_KERNELS
+        if (avx2_) {
+          avx2::scale_block(a, &c_inverse_columns_[k * BB], &c_inverse_columns_[l * BB], scaled);
+        } else
+#endif
+        {
+          const Eigen::Map<const Block> cl(&c_inverse_[l * BB]);
+          Eigen::Map<BlockF>{scaled} = (ck * Eigen::Map<const Block>(a).transpose() * cl.transpose()).cast<float>();
+        }
+        if constexpr (std::is_same_v<T, float>) {
+          std::copy_n(scaled, BB, out);
+        } else {
+#if PERCUSSION_AVX2_KERNELS
+          fits = avx2::to_half(scaled, BB, out) && fits;
+#endif
+        }
+      } else {
+        if (kept_[p] < 0) continue;
+        std::copy_n(&last[static_cast<std::size_t>(kept_[p]) * BB], BB, out);
+      }
+      column[kept] = static_cast<PetscInt>(l);
+      kept_[p] = static_cast<PetscInt>(kept);
+      ++kept;
+    }
+  }
+  first[n] = static_cast<PetscInt>(kept);
+  std::fill_n(upper.begin() + static_cast<std::ptrdiff_t>(kept * BB), avx2::kPad, T{0});  // the sweeps read past
+  return fits;
 }
 
 bool EisenstatDilu::rescale(Mat A) {
@@ -130,7 +175,7 @@ bool EisenstatDilu::rescale(Mat A) {
     }
   }
   scale_columns();
-  return true;
+  return made_half(true);
 }
 
 bool EisenstatDilu::load(Mat A, bool new_pattern) {
@@ -220,6 +265,7 @@ void EisenstatDilu::backward(const double* u) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   t_.resize(n * S);  // padding lanes: zero when created, never written
 #if PERCUSSION_AVX2_KERNELS
+  if (avx2_ && half_ready_) return avx2::dilu_backward(n_, first_.data(), column_.data(), upper_half_.data(), u, t_.data());
   if (avx2_) return avx2::dilu_backward(n_, first_.data(), column_.data(), upper_.data(), u, t_.data());
 #endif
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: the blocks of the row
@@ -246,6 +292,9 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out) con
   // again at the end and needs no clearing pass before the next sweep.
   if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
 #if PERCUSSION_AVX2_KERNELS
+  if (avx2_ && half_ready_)
+    return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_half_.data(),
+                              k_tilde_.empty() ? nullptr : k_tilde_.data(), t_.data(), u, c, acc_.data(), out);
   if (avx2_)
     return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_.data(),
                               k_tilde_.empty() ? nullptr : k_tilde_.data(), t_.data(), u, c,
@@ -280,6 +329,8 @@ void EisenstatDilu::to_split(const double* b, double* b_hat) const {
     Eigen::Map<VecF>{&acc_[k * S]} =
         (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
 #if PERCUSSION_AVX2_KERNELS
+  if (avx2_ && half_ready_)
+    return avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper_half_.data(), acc_.data(), b_hat);
   if (avx2_) return avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper_.data(), acc_.data(), b_hat);
 #endif
   for (std::size_t k = 0; k < n; ++k) {

@@ -817,12 +817,14 @@ TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
   Scene base = shipped_scene("plate_drop_small.json");
   base.implicit.tolerance = 1e-8;
   base.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}};  // IC(0), which shifts as the rim hits
-  Scene jacobi = base, dilu = base, point_block = base, gauss_seidel = base;
+  Scene jacobi = base, dilu = base, point_block = base, gauss_seidel = base, halves = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   point_block.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}, {"-bdem_gauss_seidel_fallback", "0"}};
   gauss_seidel.implicit.petsc_options = {};  // the default
-  const Outcome a = run(base), b = run(jacobi), c = run(dilu), d = run(point_block), e = run(gauss_seidel);
+  halves.implicit.petsc_options = {{"-bdem_half_precision_split", "1"}};  // its sweeps read halves
+  const Outcome a = run(base), b = run(jacobi), c = run(dilu), d = run(point_block), e = run(gauss_seidel),
+                f = run(halves);
   EXPECT_GT(a.counters.at("fallback_solves"), 0);  // the fallback ran
   EXPECT_EQ(b.counters.at("fallback_solves"), 0);
   expect_same_minimisers(b, a, 100);  // the rim chipped
@@ -834,6 +836,10 @@ TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
   EXPECT_EQ(e.counters.at("block_factorisations"), 0);
   EXPECT_GT(e.counters.at("gauss_seidel_partial_set_ups"), 0);  // contact refreshes set up only their rows
   expect_same_minimisers(e, a, 100);
+  // CG solves a system whose blocks are rounded to halves, but the gradient and the convergence test stay exact.
+  EXPECT_EQ(f.counters.at("fallback_solves"), 0);
+  EXPECT_NE(f.counters.at("krylov_iterations"), e.counters.at("krylov_iterations"));  // (the halves were read)
+  expect_same_minimisers(f, a, 100);
 }
 
 

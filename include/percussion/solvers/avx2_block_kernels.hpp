@@ -32,8 +32,9 @@ constexpr int kPad = 8;
 
 // IEEE binary16 bits. IC(0)'s factor is stored so: it is only a preconditioner (the halves' rounding, 5e-4, left
 // every CG count of the small and the paper-size chocolate scenes unchanged), and its application is bound by
-// reading it. F16C converts 8 at a time to floats. (Not D-ILU's split blocks, which are the operator: rounded, the
-// stretch's CG did not converge as fast, 5,194 CG iterations against 1,719 over 8 steps of beam_stretch.)
+// reading it. F16C converts 8 at a time to floats. The split's blocks (D-ILU, Gauss–Seidel) only on request
+// (-bdem_half_precision_split): they are the operator CG solves with, and rounded, the slowly pulled stretch's Newton
+// took 50 iterations and CG 5,196 against 23 and 1,719 over 8 steps of beam_stretch.
 using Half = std::uint16_t;
 
 // Sizes a block array for `size` values of blocks followed by kPad zeros.
@@ -51,17 +52,20 @@ bool supported();
 // out[i] = in[i] rounded to the nearest half, i < n. False if some |in[i]| is beyond the largest half (65504) or NaN:
 // out then holds an infinity or NaN and must not be used.
 bool to_half(const float* in, std::size_t n, Half* out);
-// t_k = u_k − Σ_p Ũ_p t_column(p) for k = n−1 … 0 (row-major 6×6 float blocks; t with kStride, lanes 6-7 zero).
-void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper, const double* u,
-                   float* t);
+// The split's sweeps, over row-major 6×6 blocks T = float, or Half (read as halves, the arithmetic in floats).
+// t_k = u_k − Σ_p Ũ_p t_column(p) for k = n−1 … 0 (t with kStride, lanes 6-7 zero).
+template <class T>
+void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const double* u, float* t);
 // For k = 0 … n−1: w_k = u_k + K̃_k t_k + acc_k (+ c_k), acc_column(p) −= Ũ_pᵀ w_k, out_k = t_k + w_k. K̃_k is
 // symmetric (row-major), or −I for every k when k_tilde is null; acc (kStride) must be zero on entry, and is zero
 // again on return; c may be null. Returns u·out.
-double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper,
-                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out);
+template <class T>
+double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const float* k_tilde,
+                    const float* t, const double* u, const double* c, float* acc, double* out);
 // For k = 0 … n−1: w_k = acc_k, acc_k = 0, acc_column(p) −= Ũ_pᵀ w_k, out_k = w_k: the forward solve
 // (I + L̃) out = acc (acc with kStride, zero on return).
-void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const float* upper, float* acc,
+template <class T>
+void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, float* acc,
                         double* out);
 // out = C_k⁻¹ A C_l⁻ᵀ as row-major floats: A a 6×6 block in PETSc's order (column by column, doubles), C_k⁻¹ and
 // C_l⁻¹ lower triangular, stored column by column (C_l⁻¹ is read 2 floats past its end).

@@ -43,6 +43,11 @@ class BlockSystem {
   void use_single_precision_product(bool on) { single_precision_product_ = on; }
   // IC(0)'s factor read as halves by the AVX2 application (on by default; avx2_block_kernels.hpp).
   void use_half_precision_factor(bool on) { icc_.use_half(on); }
+  // D-ILU's and Gauss–Seidel's scaled blocks read as halves by the AVX2 sweeps (eisenstat_dilu.hpp).
+  void use_half_precision_split(bool on) {
+    dilu_.use_half(on);
+    gauss_seidel_.use_half(on);
+  }
   // The default preconditioner's blocks (block Jacobi across ranks), on 6x6-block SBAIJ: IC(0)
   // (single_precision_icc.hpp); D-ILU applied by Eisenstat's trick (eisenstat_dilu.hpp), whose CG iteration costs
   // two sweeps over the off-diagonal blocks instead of a product and two triangular solves; or block symmetric

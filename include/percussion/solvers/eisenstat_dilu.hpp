@@ -12,7 +12,9 @@
 // so one CG iteration costs one backward and one forward sweep over L̃: the preconditioned product by A reads
 // the off-diagonal blocks twice, where an SBAIJ product followed by an IC(0) application reads them three times,
 // and the set-up forms only the pivots (IC(0) also updates every off-diagonal block). Blocks are stored in
-// single precision: the sweeps are bound by memory traffic and the Newton forcing asks for 1e-1 to 1e-3.
+// single precision: the sweeps are bound by memory traffic and the Newton forcing asks for 1e-1 to 1e-3. With
+// use_half() they are read as halves (half the traffic again); CG then solves the system of the rounded blocks, whose
+// split is still symmetric, both sweeps reading the same rounded Ũ.
 //
 // A pivot block that is not positive definite restarts the set-up on D + α|diag D| (α doubling from 0.01), as
 // for IC(0), so CG always sees an SPD operator.
@@ -59,6 +61,9 @@ class EisenstatDilu {
   PetscInt rows() const { return n_; }
   // The sweeps run the AVX2 kernels (avx2_block_kernels.hpp) where the CPU has them, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
+  // The AVX2 sweeps read the scaled blocks as halves (made after each set-up; floats where a value exceeds the
+  // largest half).
+  void use_half(bool on) { half_ = on; }
 
   // b̂ = W⁻¹ b and y = W⁻ᵀ ŷ on the rank's 6·rows() values.
   void to_split(const double* b, double* b_hat) const;
@@ -80,7 +85,13 @@ class EisenstatDilu {
   bool factor_diagonal(Mat A);         // Pivots::Diagonal's set-up; false if a diagonal block is not SPD
   // The same, or with `changed` (non-empty, the pattern of the last set-up) update()'s.
   bool factor_diagonal(const SbaijBlock& block, std::span<const char> changed);
+  // factor_diagonal's scaled blocks Ũ_kl into `last` (a full set-up) or `spare` (an update, which copies the
+  // unchanged ones from `last`), as floats or halves; false if a value does not fit a half.
+  template <class T>
+  bool lay_out_scaled(const SbaijBlock& block, const PetscScalar* values, std::span<const char> changed,
+                      std::vector<T>& last, std::vector<T>& spare);
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
+  bool made_half(bool set_up);         // upper_half_ from upper_ after a successful set-up (if asked for); set_up
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
   void backward(const double* u) const;                               // t_ = (I + L̃ᵀ)⁻¹ u
   double forward(const double* u, const double* c, double* out) const;  // out = t + (I + L̃)⁻¹ (u + K̃ t + c); u·out
@@ -104,6 +115,9 @@ class EisenstatDilu {
   // (Both float arrays end in avx2::kPad zeros: the AVX2 sweeps load a block row as 8 floats.)
   std::vector<float> upper_;              // Ũ_kl = C_k⁻¹ A_kl C_l⁻ᵀ = L̃_lkᵀ, row-major
   std::vector<float> k_tilde_;            // K̃_k, row-major; empty for Gauss–Seidel's pivots, where K̃_k = −I
+  // Ũ as halves, if half_ready_ (D-ILU: a copy of upper_; Gauss–Seidel: in place of upper_), and update()'s spare.
+  std::vector<avx2::Half> upper_half_, spare_upper_half_;
+  bool half_ = false, half_ready_ = false, set_up_with_halves_ = false;
   // The sweeps' vectors, avx2::kStride floats per row (6 values, then padding; t_'s padding stays zero).
   mutable std::vector<float> t_, acc_;
   bool avx2_ = avx2::supported();

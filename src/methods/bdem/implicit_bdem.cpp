@@ -56,17 +56,19 @@ constexpr double kNormalDrift = 0.1;
 // Beyond it (1 + √2 is the stability bound) a step restarts with backward Euler.
 constexpr double kMaxBdf2Ratio = 2.0;
 
-// -bdem_<name> [1|0|true|false|yes|no|on|off], on unless set to one of the last four. single_precision_product 0
-// gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor in floats;
-// gauss_seidel_fallback 0 gives the fallback point-block Jacobi instead of block symmetric Gauss–Seidel.
-bool switch_option(const std::string& name) {
+// -bdem_<name> [1|0|true|false|yes|no|on|off]: `unset` when absent, on when given alone or as one of the first four.
+// single_precision_product 0 gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor
+// in floats; gauss_seidel_fallback 0 gives the fallback point-block Jacobi instead of block symmetric Gauss–Seidel;
+// half_precision_split (off unless given) has the D-ILU and Gauss–Seidel sweeps read their blocks as halves.
+bool switch_option(const std::string& name, bool unset = true) {
   char value[32] = "";
   PetscBool set = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", ("-" + name).c_str(), value, sizeof value, &set),
                        "PetscOptionsGetString");
   std::string v(value);
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (!set || v.empty() || v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (!set) return unset;
+  if (v.empty() || v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
   throw InputError("option -bdem_" + name + ": expected 1/0, true/false, yes/no or on/off, got '" +
                    std::string(value) + "'");
@@ -146,6 +148,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   monitor_ = monitor == PETSC_TRUE;
   system_.use_single_precision_product(switch_option("single_precision_product"));
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
+  system_.use_half_precision_split(switch_option("half_precision_split", false));
   system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
   const solvers::BlockSystem::Blocks blocks = local_blocks_option();
   system_.use_blocks(blocks);
