@@ -40,7 +40,7 @@ bool EisenstatDilu::made_half(bool set_up) {  // D-ILU's: from the floats its se
 
 bool EisenstatDilu::factor_diagonal(Mat A) {
   const SbaijBlock block(A, "block Gauss-Seidel");
-  return factor_diagonal(block, {});
+  return factor_diagonal(block, {}, half_ && avx2_);
 }
 
 bool EisenstatDilu::update(Mat A, std::span<const char> changed) {
@@ -48,10 +48,10 @@ bool EisenstatDilu::update(Mat A, std::span<const char> changed) {
   const bool same = pivots_ == Pivots::Diagonal && set_up_ && set_up_with_avx2_ == avx2_ &&
                     set_up_with_halves_ == (half_ && avx2_) &&
                     changed.size() == static_cast<std::size_t>(n_) && same_pattern(block);
-  return factor_diagonal(block, same ? changed : std::span<const char>{});
+  return factor_diagonal(block, same ? changed : std::span<const char>{}, half_ && avx2_);
 }
 
-bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const char> changed) {
+bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const char> changed, bool halves) {
   // Each pivot is its own row's diagonal block, so the scaled blocks are formed straight from A's values in one
   // pass, without D-ILU's copy of A (which its elimination and rescale() need). K̃_k = C_k⁻¹ D_k C_k⁻ᵀ − 2I is −I
   // here, so it is neither formed nor read (k_tilde_ stays empty).
@@ -70,7 +70,6 @@ bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const cha
   if (avx2_ && full) avx2::resize_padded(c_inverse_columns_, n * BB);
 #endif
   // Halves are written as the blocks are formed (and copied as halves), so the floats are never stored.
-  const bool halves = half_ && avx2_;
   bool positive = true, fits = true;
   block.with_values([&](const PetscScalar* values) {
     for (std::size_t k = 0; k < n && positive; ++k) {
@@ -85,12 +84,7 @@ bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const cha
     fits = halves ? lay_out_scaled(block, values, changed, upper_half_, spare_upper_half_)
                   : lay_out_scaled(block, values, changed, upper_, spare_upper_);
   });
-  if (!fits) {  // a scaled block beyond the largest half (A not SPD): the floats, from scratch
-    half_ = false;
-    const bool set_up = factor_diagonal(block, {});
-    half_ = true;
-    return set_up;
-  }
+  if (!fits) return factor_diagonal(block, {}, false);  // a scaled block beyond the largest half (A not SPD): floats
   if (!full && positive) {  // (a failed update leaves the last layout, which set_up_ = false then disowns)
     if (halves) upper_half_.swap(spare_upper_half_);
     else upper_.swap(spare_upper_);
@@ -265,8 +259,8 @@ void EisenstatDilu::backward(const double* u) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   t_.resize(n * S);  // padding lanes: zero when created, never written
 #if PERCUSSION_AVX2_KERNELS
-  if (avx2_ && half_ready_) return avx2::dilu_backward(n_, first_.data(), column_.data(), upper_half_.data(), u, t_.data());
-  if (avx2_) return avx2::dilu_backward(n_, first_.data(), column_.data(), upper_.data(), u, t_.data());
+  if (avx2_)
+    return with_blocks([&](const auto* upper) { avx2::dilu_backward(n_, first_.data(), column_.data(), upper, u, t_.data()); });
 #endif
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: the blocks of the row
   // four below are requested now. On 8 beam_twist steps this sweep fell from 24-25 % to 17-19 % of the samples
@@ -292,13 +286,11 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out) con
   // again at the end and needs no clearing pass before the next sweep.
   if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
 #if PERCUSSION_AVX2_KERNELS
-  if (avx2_ && half_ready_)
-    return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_half_.data(),
-                              k_tilde_.empty() ? nullptr : k_tilde_.data(), t_.data(), u, c, acc_.data(), out);
   if (avx2_)
-    return avx2::dilu_forward(n_, first_.data(), column_.data(), upper_.data(),
-                              k_tilde_.empty() ? nullptr : k_tilde_.data(), t_.data(), u, c,
-                              acc_.data(), out);
+    return with_blocks([&](const auto* upper) {
+      return avx2::dilu_forward(n_, first_.data(), column_.data(), upper, k_tilde_.empty() ? nullptr : k_tilde_.data(),
+                                t_.data(), u, c, acc_.data(), out);
+    });
 #endif
   double dot = 0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -329,9 +321,10 @@ void EisenstatDilu::to_split(const double* b, double* b_hat) const {
     Eigen::Map<VecF>{&acc_[k * S]} =
         (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
 #if PERCUSSION_AVX2_KERNELS
-  if (avx2_ && half_ready_)
-    return avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper_half_.data(), acc_.data(), b_hat);
-  if (avx2_) return avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper_.data(), acc_.data(), b_hat);
+  if (avx2_)
+    return with_blocks([&](const auto* upper) {
+      avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper, acc_.data(), b_hat);
+    });
 #endif
   for (std::size_t k = 0; k < n; ++k) {
     const VecF w = Eigen::Map<const VecF>(&acc_[k * S]);

@@ -61,8 +61,8 @@ class EisenstatDilu {
   PetscInt rows() const { return n_; }
   // The sweeps run the AVX2 kernels (avx2_block_kernels.hpp) where the CPU has them, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
-  // The AVX2 sweeps read the scaled blocks as halves (made after each set-up; floats where a value exceeds the
-  // largest half).
+  // The AVX2 sweeps read the scaled blocks as halves (Gauss–Seidel's set-up writes them, D-ILU's rounds its floats;
+  // floats where a value exceeds the largest half).
   void use_half(bool on) { half_ = on; }
 
   // b̂ = W⁻¹ b and y = W⁻ᵀ ŷ on the rank's 6·rows() values.
@@ -83,8 +83,9 @@ class EisenstatDilu {
   void take_pattern(const SbaijBlock& block);        // block's pattern as the current one; first_, column_ sized
   bool try_factor(double shift);       // D-ILU's set-up; false at the first pivot block that is not positive definite
   bool factor_diagonal(Mat A);         // Pivots::Diagonal's set-up; false if a diagonal block is not SPD
-  // The same, or with `changed` (non-empty, the pattern of the last set-up) update()'s.
-  bool factor_diagonal(const SbaijBlock& block, std::span<const char> changed);
+  // The same, or with `changed` (non-empty, the pattern of the last set-up) update()'s; the blocks kept as halves
+  // if `halves` (as floats where one does not fit).
+  bool factor_diagonal(const SbaijBlock& block, std::span<const char> changed, bool halves);
   // factor_diagonal's scaled blocks Ũ_kl into `last` (a full set-up) or `spare` (an update, which copies the
   // unchanged ones from `last`), as floats or halves; false if a value does not fit a half.
   template <class T>
@@ -92,6 +93,11 @@ class EisenstatDilu {
                       std::vector<T>& last, std::vector<T>& spare);
   void set_k_tilde(std::size_t k);     // K̃_k from C_k⁻¹ and D_k
   bool made_half(bool set_up);         // upper_half_ from upper_ after a successful set-up (if asked for); set_up
+  // f(the AVX2 sweeps' blocks): the halves when made, else the floats.
+  template <class F>
+  decltype(auto) with_blocks(F&& f) const {
+    return half_ready_ ? f(upper_half_.data()) : f(upper_.data());
+  }
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
   void backward(const double* u) const;                               // t_ = (I + L̃ᵀ)⁻¹ u
   double forward(const double* u, const double* c, double* out) const;  // out = t + (I + L̃)⁻¹ (u + K̃ t + c); u·out
