@@ -114,16 +114,16 @@ PERCUSSION_AVX2 bool to_half(const float* in, std::size_t n, Half* out) {
 
 namespace {
 template <class T>
-PERCUSSION_AVX2 void backward_sweep(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
-                                    const double* u, float* t) {
+PERCUSSION_AVX2 void backward_sweep(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column,
+                                    const T* upper, const double* u, float* t) {
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: request the blocks of
   // the row four below now (eisenstat_dilu.cpp measured this for its own sweep).
   constexpr PetscInt kAhead = 4;
-  for (PetscInt k = n; k-- > 0;) {
-    if (k >= kAhead) {
+  for (PetscInt k = end; k-- > begin;) {
+    if (k >= kAhead) {  // (the rows below the range are the next range's)
       const char* line = reinterpret_cast<const char*>(upper + static_cast<std::size_t>(first[k - kAhead]) * BB);
-      const char* end = reinterpret_cast<const char*>(upper + static_cast<std::size_t>(first[k - kAhead + 1]) * BB);
-      for (; line < end; line += 64) __builtin_prefetch(line);
+      const char* stop = reinterpret_cast<const char*>(upper + static_cast<std::size_t>(first[k - kAhead + 1]) * BB);
+      for (; line < stop; line += 64) __builtin_prefetch(line);
     }
     __m256 a[6] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                    _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -133,13 +133,13 @@ PERCUSSION_AVX2 void backward_sweep(PetscInt n, const PetscInt* first, const Pet
 }
 
 template <class T>
-PERCUSSION_AVX2 double forward_sweep(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
-                                     const float* k_tilde, const float* t, const double* u, const double* c, float* acc,
-                                     double* out) {
+PERCUSSION_AVX2 double forward_sweep(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column,
+                                     const T* upper, const float* k_tilde, const float* t, const double* u,
+                                     const double* c, float* acc, double* out) {
   alignas(32) float tk[S], wk[S];
   __m256d dot4 = _mm256_setzero_pd();
   __m128d dot2 = _mm_setzero_pd();
-  for (PetscInt k = 0; k < n; ++k) {
+  for (PetscInt k = begin; k < end; ++k) {
     const std::size_t kk = static_cast<std::size_t>(k);
     const __m256 tv = _mm256_loadu_ps(t + kk * S);
     __m256 w = _mm256_add_ps(load6(u + B * kk), _mm256_loadu_ps(acc + kk * S));
@@ -167,10 +167,10 @@ PERCUSSION_AVX2 double forward_sweep(PetscInt n, const PetscInt* first, const Pe
 }
 
 template <class T>
-PERCUSSION_AVX2 void forward_solve_sweep(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper,
-                                         float* acc, double* out) {
+PERCUSSION_AVX2 void forward_solve_sweep(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column,
+                                         const T* upper, float* acc, double* out) {
   alignas(32) float wk[S];
-  for (PetscInt k = 0; k < n; ++k) {
+  for (PetscInt k = begin; k < end; ++k) {
     float* ak = acc + static_cast<std::size_t>(k) * S;
     const __m256 w = _mm256_loadu_ps(ak);
     _mm256_storeu_ps(ak, _mm256_setzero_ps());
@@ -184,28 +184,29 @@ PERCUSSION_AVX2 void forward_solve_sweep(PetscInt n, const PetscInt* first, cons
 
 // (The AVX2 target is the sweeps', not these entry points', which take no vector arguments.)
 template <class T>
-void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const double* u, float* t) {
-  backward_sweep(n, first, column, upper, u, t);
+void dilu_backward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
+                   const double* u, float* t) {
+  backward_sweep(begin, end, first, column, upper, u, t);
 }
 template <class T>
-double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const float* k_tilde,
-                    const float* t, const double* u, const double* c, float* acc, double* out) {
-  return forward_sweep(n, first, column, upper, k_tilde, t, u, c, acc, out);
+double dilu_forward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
+                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out) {
+  return forward_sweep(begin, end, first, column, upper, k_tilde, t, u, c, acc, out);
 }
 template <class T>
-void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, float* acc,
-                        double* out) {
-  forward_solve_sweep(n, first, column, upper, acc, out);
+void dilu_forward_solve(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
+                        float* acc, double* out) {
+  forward_solve_sweep(begin, end, first, column, upper, acc, out);
 }
 // The blocks as floats or as halves.
-template void dilu_backward(PetscInt, const PetscInt*, const PetscInt*, const float*, const double*, float*);
-template void dilu_backward(PetscInt, const PetscInt*, const PetscInt*, const Half*, const double*, float*);
-template double dilu_forward(PetscInt, const PetscInt*, const PetscInt*, const float*, const float*, const float*,
-                             const double*, const double*, float*, double*);
-template double dilu_forward(PetscInt, const PetscInt*, const PetscInt*, const Half*, const float*, const float*,
-                             const double*, const double*, float*, double*);
-template void dilu_forward_solve(PetscInt, const PetscInt*, const PetscInt*, const float*, float*, double*);
-template void dilu_forward_solve(PetscInt, const PetscInt*, const PetscInt*, const Half*, float*, double*);
+template void dilu_backward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, const double*, float*);
+template void dilu_backward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, const double*, float*);
+template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, const float*,
+                             const float*, const double*, const double*, float*, double*);
+template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, const float*,
+                             const float*, const double*, const double*, float*, double*);
+template void dilu_forward_solve(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, float*, double*);
+template void dilu_forward_solve(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, float*, double*);
 
 PERCUSSION_AVX2 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out) {
   // Row i of the result is column i of C_l⁻¹ Aᵀ C_k⁻ᵀ. First Z = C_l⁻¹ Aᵀ, column by column: z_i = Σ_m (column m of

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "percussion/core/error.hpp"
+#include "percussion/core/log.hpp"
 #include "percussion/solvers/avx2_block_kernels.hpp"
 #include "percussion/solvers/block_cholesky.hpp"
 #include "percussion/solvers/fused_cg.hpp"
@@ -130,7 +131,7 @@ bool is_type(Mat m, MatType sequential, MatType parallel) {
 }  // namespace
 
 BlockSystem::BlockSystem(MPI_Comm comm, std::string prefix, int block_size)
-    : comm_(comm), prefix_(std::move(prefix)), bs_(block_size) {}
+    : comm_(comm), prefix_(std::move(prefix)), bs_(block_size), coupling_(comm) {}
 
 BlockSystem::~BlockSystem() { destroy(); }
 
@@ -149,9 +150,29 @@ void BlockSystem::destroy() {
   built_ = false;
   fused_icc_cg_ = fused_split_cg_ = fused_fallback_cg_ = false;
   icc_assembly_ = gauss_seidel_assembly_ = -1;
+  across_ready_ = false;
 }
 
-PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz) {
+void BlockSystem::order_rows(std::span<const char> sides, bool across) {
+  // H (higher ranks only), X (both), N (none), L (lower ranks only), each in item order: see rank_coupling.hpp.
+  local_row_.clear();
+  groups_ = {};
+  if (!across || sides.empty()) return;
+  const std::size_t n = static_cast<std::size_t>(n_owned_);
+  auto group = [&](std::size_t i) {
+    const bool lower = (sides[i] & kLowerRank) != 0, higher = (sides[i] & kHigherRank) != 0;
+    return higher ? (lower ? 1 : 0) : (lower ? 3 : 2);
+  };
+  PetscInt count[4] = {0, 0, 0, 0};
+  for (std::size_t i = 0; i < n; ++i) ++count[group(i)];
+  PetscInt next[4] = {0, count[0], count[0] + count[1], count[0] + count[1] + count[2]};
+  groups_ = RankCoupling::Groups{next[1], next[2], next[3], n_owned_};
+  local_row_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) local_row_[i] = next[group(i)]++;
+}
+
+PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> item_d_nnz,
+                                  std::span<const PetscInt> item_o_nnz, std::span<const char> sides) {
   destroy();
   local_first_.clear();
   local_column_.clear();
@@ -159,6 +180,14 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   changed_rows_.assign(static_cast<std::size_t>(n_owned), 0);
   all_rows_changed_ = true;
   changed_elsewhere_ = false;
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  order_rows(sides, size > 1 && across_asked_);
+  std::vector<PetscInt> d_nnz(static_cast<std::size_t>(n_owned)), o_nnz(static_cast<std::size_t>(n_owned));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n_owned); ++i) {
+    d_nnz[static_cast<std::size_t>(local_row(i))] = item_d_nnz[i];
+    o_nnz[static_cast<std::size_t>(local_row(i))] = item_o_nnz[i];
+  }
   interface_rows_.clear();
   for (PetscInt k = 0; k < n_owned; ++k)
     if (o_nnz[static_cast<std::size_t>(k)] > 0) interface_rows_.push_back(k);
@@ -189,6 +218,7 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   upper_only_ = is_type(A_, MATSEQSBAIJ, MATMPISBAIJ);
   if (upper_only_) petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
   petsc_check(MatCreateVecs(A_, &y_, &b_), "MatCreateVecs");
+  across_ = !local_row_.empty() && upper_only_ && bs_ == SbaijBlock::kBlock;
   // Block Jacobi across ranks by default; on 6x6-block SBAIJ its blocks are our single-precision IC(0).
   const bool own_icc = bs_ == SbaijBlock::kBlock && upper_only_;
   ksp_ = make_cg(comm_, prefix_, own_icc ? PCSHELL : PCBJACOBI);
@@ -198,8 +228,6 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> d_
   petsc_check(PCGetType(pc, &type), "PCGetType");
   const std::string t = type ? type : "";
   eisenstat_ = t == PCSHELL && blocks_ != Blocks::Icc;  // unless -<prefix>pc_type chose another
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
   coupled_ = size > 1;
   if (eisenstat_) {
     // CG on the split system Ĉ ŷ = b̂ (eisenstat_dilu.hpp): a shell operator and no PETSc preconditioner.
@@ -413,8 +441,8 @@ BlockSystem::Result BlockSystem::solve_on_split(const EisenstatDilu& split, std:
                                                 std::span<double> solution, double rtol) {
   if (fused_split_cg_) return run_split(split, rhs, solution, rtol, split_ksp_);
   return run_ksp(
-      split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { split.to_split(rhs.data(), b); },
-      [&](const double* y) { split.from_split(y, solution.data()); });
+      split_ksp_, split_b_, split_y_, kSplitForcing * rtol, [&](double* b) { to_split(split, rhs.data(), b); },
+      [&](const double* y) { from_split(split, y, solution.data()); });
 }
 
 BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span<const double> rhs,
@@ -424,17 +452,28 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
   const std::size_t n = rhs.size();
   split_b_hat_.resize(n);
   split_y_hat_.resize(n);
-  split.to_split(rhs.data(), split_b_hat_.data());
+  to_split(split, rhs.data(), split_b_hat_.data());
   const FusedCgResult cg = fused_cg(
       comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol, max_iterations(ksp), cg_work_,
       [&](const double* p, double* q) { return apply_split(split, p, q); });
-  split.from_split(split_y_hat_.data(), solution.data());
+  from_split(split, split_y_hat_.data(), solution.data());
   return to_result(cg);
+}
+
+void BlockSystem::to_split(const EisenstatDilu& split, const double* b, double* b_hat) const {
+  if (across(split)) return split.to_split_across(b, b_hat, coupling_);
+  split.to_split(b, b_hat);
+}
+
+void BlockSystem::from_split(const EisenstatDilu& split, const double* y_hat, double* y) const {
+  if (across(split)) return split.from_split_across(y_hat, y, coupling_);
+  split.from_split(y_hat, y);
 }
 
 double BlockSystem::apply_split(const double* u, double* out) const { return apply_split(split(), u, out); }
 
 double BlockSystem::apply_split(const EisenstatDilu& split, const double* u, double* out) const {
+  if (across(split)) return split.apply_across(u, out, coupling_);
   return split.apply(u, out, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
 }
 
@@ -552,6 +591,16 @@ bool BlockSystem::set_up_gauss_seidel() {
     int usable = gauss_seidel_.update(A_, full ? std::span<const char>() : std::span<const char>(changed_rows_)) ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm_);
     gauss_seidel_usable_ = usable != 0;
+    across_ready_ = false;
+    if (gauss_seidel_usable_ && across_ && !across_refused_) {
+      across_ready_ = coupling_.set_up(A_, groups_);  // the same answer on every rank
+      if (!across_ready_) {
+        across_refused_ = true;  // (a caller's promise broken once is not tried again)
+        log::info("block Gauss-Seidel: the matrix couples rows across ranks outside their groups; its sweeps leave "
+                  "the blocks between ranks out (block Jacobi across ranks)");
+      }
+      if (across_ready_) ++across_set_ups_;
+    }
     gauss_seidel_assembly_ = assemblies_;
     all_rows_changed_ = changed_elsewhere_ = false;
     std::fill(changed_rows_.begin(), changed_rows_.end(), 0);

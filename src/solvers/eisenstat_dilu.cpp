@@ -255,22 +255,24 @@ bool EisenstatDilu::try_factor(double shift) {
   return true;
 }
 
-void EisenstatDilu::backward(const double* u) const {
+void EisenstatDilu::backward(const double* u, PetscInt begin, PetscInt end) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   t_.resize(n * S);  // padding lanes: zero when created, never written
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_)
-    return with_blocks([&](const auto* upper) { avx2::dilu_backward(n_, first_.data(), column_.data(), upper, u, t_.data()); });
+    return with_blocks([&](const auto* upper) {
+      avx2::dilu_backward(begin, end, first_.data(), column_.data(), upper, u, t_.data());
+    });
 #endif
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: the blocks of the row
   // four below are requested now. On 8 beam_twist steps this sweep fell from 24-25 % to 17-19 % of the samples
   // and the time loop from 4.63-5.66 s to 3.85-4.86 s (three interleaved runs each).
   constexpr std::size_t kAhead = 4;
-  for (std::size_t k = n; k-- > 0;) {
+  for (std::size_t k = static_cast<std::size_t>(end); k-- > static_cast<std::size_t>(begin);) {
     if (k >= kAhead) {
       const char* line = reinterpret_cast<const char*>(&upper_[static_cast<std::size_t>(first_[k - kAhead]) * BB]);
-      const char* end = reinterpret_cast<const char*>(&upper_[static_cast<std::size_t>(first_[k - kAhead + 1]) * BB]);
-      for (; line < end; line += 64) __builtin_prefetch(line);
+      const char* stop = reinterpret_cast<const char*>(&upper_[static_cast<std::size_t>(first_[k - kAhead + 1]) * BB]);
+      for (; line < stop; line += 64) __builtin_prefetch(line);
     }
     VecF t = Eigen::Map<const Vec>(u + k * B).cast<float>();
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
@@ -280,7 +282,7 @@ void EisenstatDilu::backward(const double* u) const {
   }
 }
 
-double EisenstatDilu::forward(const double* u, const double* c, double* out) const {
+double EisenstatDilu::forward(const double* u, const double* c, double* out, PetscInt begin, PetscInt end) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   // −Σ_{i<k} Ũ_ikᵀ w_i, pushed by the rows already done. Each row is zeroed once read, so the array is zero
   // again at the end and needs no clearing pass before the next sweep.
@@ -288,12 +290,12 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out) con
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_)
     return with_blocks([&](const auto* upper) {
-      return avx2::dilu_forward(n_, first_.data(), column_.data(), upper, k_tilde_.empty() ? nullptr : k_tilde_.data(),
-                                t_.data(), u, c, acc_.data(), out);
+      return avx2::dilu_forward(begin, end, first_.data(), column_.data(), upper,
+                                k_tilde_.empty() ? nullptr : k_tilde_.data(), t_.data(), u, c, acc_.data(), out);
     });
 #endif
   double dot = 0;
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = static_cast<std::size_t>(begin); k < static_cast<std::size_t>(end); ++k) {
     const Eigen::Map<const VecF> t(&t_[k * S]);
     Eigen::Map<VecF> acc(&acc_[k * S]);
     VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + acc;
@@ -314,19 +316,27 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out) con
 }
 
 void EisenstatDilu::to_split(const double* b, double* b_hat) const {
-  // b̂ = (I + L̃)⁻¹ C⁻¹ b: the scaling, then the forward solve.
+  scale_into_acc(b);
+  forward_solve(b_hat, 0, n_);
+}
+
+void EisenstatDilu::scale_into_acc(const double* b) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   acc_.resize(n * S);
   for (std::size_t k = 0; k < n; ++k)
     Eigen::Map<VecF>{&acc_[k * S]} =
         (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
+}
+
+void EisenstatDilu::forward_solve(double* b_hat, PetscInt begin, PetscInt end) const {
+  // b̂ = (I + L̃)⁻¹ C⁻¹ b: the scaling (scale_into_acc), then the forward solve.
 #if PERCUSSION_AVX2_KERNELS
   if (avx2_)
     return with_blocks([&](const auto* upper) {
-      avx2::dilu_forward_solve(n_, first_.data(), column_.data(), upper, acc_.data(), b_hat);
+      avx2::dilu_forward_solve(begin, end, first_.data(), column_.data(), upper, acc_.data(), b_hat);
     });
 #endif
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = static_cast<std::size_t>(begin); k < static_cast<std::size_t>(end); ++k) {
     const VecF w = Eigen::Map<const VecF>(&acc_[k * S]);
     Eigen::Map<VecF>{&acc_[k * S]}.setZero();  // as forward() leaves it
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
@@ -338,10 +348,98 @@ void EisenstatDilu::to_split(const double* b, double* b_hat) const {
 
 void EisenstatDilu::from_split(const double* y_hat, double* y) const {
   // y = C⁻ᵀ (I + L̃ᵀ)⁻¹ ŷ: the backward solve, then the scaling back.
-  backward(y_hat);
-  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k)
-    Eigen::Map<Vec>(y + k * B).noalias() =
-        Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * Eigen::Map<const VecF>(&t_[k * S]).cast<double>();
+  backward(y_hat, 0, n_);
+  scale_out_of_t(y);
+}
+
+void EisenstatDilu::scale_out_of_t(double* y) const {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) scaled_t(static_cast<PetscInt>(k), y + k * B);
+}
+
+void EisenstatDilu::scaled_t(PetscInt row, double* z) const {
+  const std::size_t k = static_cast<std::size_t>(row);
+  Eigen::Map<Vec>(z).noalias() =
+      Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose() * Eigen::Map<const VecF>(&t_[k * S]).cast<double>();
+}
+
+// The sweeps across ranks (rank_coupling.hpp): the same as apply(), to_split() and from_split() on one rank, with
+// the blocks coupling ranks in the global order instead of left out (block Jacobi) or added as Õ t.
+
+void EisenstatDilu::backward_across(const double* u, const RankCoupling& coupling) const {
+  const RankCoupling::Groups& g = coupling.groups();
+  const bool x_rows = g.x > g.h;
+  coupling.start_backward();
+  backward(u, g.l, g.n);
+  if (!x_rows) coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); });
+  backward(u, g.x, g.l);
+  // Rows [0, x): u_k − C_k⁻¹ Σ_j A_kj C_j⁻ᵀ t_j, the higher ranks' part of the row.
+  const std::size_t top = static_cast<std::size_t>(g.x) * B;
+  if (z_.size() < top) z_.resize(top);
+  if (w_.size() < top) w_.resize(top);
+  coupling.finish_pull(z_.data());
+  for (std::size_t k = 0; k < static_cast<std::size_t>(g.x); ++k)
+    Eigen::Map<Vec>{&w_[k * B]} = Eigen::Map<const Vec>(u + k * B) -
+                                  Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(&z_[k * B]);
+  backward(w_.data(), g.h, g.x);
+  if (x_rows) coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); });
+  backward(w_.data(), 0, g.h);
+  coupling.end_backward();
+}
+
+void EisenstatDilu::add_pushed(PetscInt row, const double* v) const {
+  // acc_k −= C_k⁻¹ Σ_j A_jkᵀ C_j⁻ᵀ w_j, the lower ranks' rows j (v = their sum of A_jkᵀ C_j⁻ᵀ w_j).
+  const std::size_t k = static_cast<std::size_t>(row);
+  Eigen::Map<VecF>{&acc_[k * S]} -=
+      (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(v)).cast<float>();
+}
+
+double EisenstatDilu::apply_across(const double* u, double* out, const RankCoupling& coupling) const {
+  backward_across(u, coupling);
+  const RankCoupling::Groups& g = coupling.groups();
+  const bool x_rows = g.x > g.h;
+  const std::size_t n = static_cast<std::size_t>(n_);
+  if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
+  auto pushed = [this](PetscInt k, const double* v) { add_pushed(k, v); };
+  coupling.start_forward();
+  double dot = forward(u, nullptr, out, 0, g.h);
+  if (x_rows) coupling.finish_push(pushed);
+  dot += forward(u, nullptr, out, g.h, g.x);
+  // w_k = out_k − t_k, the value the forward sweep pushed from row k.
+  coupling.send_up([&](PetscInt k, double* z) {
+    const std::size_t kk = static_cast<std::size_t>(k);
+    const Vec w = Eigen::Map<const Vec>(out + kk * B) - Eigen::Map<const VecF>(&t_[kk * S]).cast<double>();
+    Eigen::Map<Vec>(z).noalias() = Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * w;
+  });
+  dot += forward(u, nullptr, out, g.x, g.l);
+  if (!x_rows) coupling.finish_push(pushed);
+  dot += forward(u, nullptr, out, g.l, g.n);
+  coupling.end_forward();
+  return dot;
+}
+
+void EisenstatDilu::to_split_across(const double* b, double* b_hat, const RankCoupling& coupling) const {
+  const RankCoupling::Groups& g = coupling.groups();
+  const bool x_rows = g.x > g.h;
+  scale_into_acc(b);
+  auto pushed = [this](PetscInt k, const double* v) { add_pushed(k, v); };
+  coupling.start_forward();
+  forward_solve(b_hat, 0, g.h);
+  if (x_rows) coupling.finish_push(pushed);
+  forward_solve(b_hat, g.h, g.x);
+  coupling.send_up([&](PetscInt k, double* z) {
+    const std::size_t kk = static_cast<std::size_t>(k);
+    Eigen::Map<Vec>(z).noalias() =
+        Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * Eigen::Map<const Vec>(b_hat + kk * B);
+  });
+  forward_solve(b_hat, g.x, g.l);
+  if (!x_rows) coupling.finish_push(pushed);
+  forward_solve(b_hat, g.l, g.n);
+  coupling.end_forward();
+}
+
+void EisenstatDilu::from_split_across(const double* y_hat, double* y, const RankCoupling& coupling) const {
+  backward_across(y_hat, coupling);
+  scale_out_of_t(y);
 }
 
 void EisenstatDilu::scale_coupling(std::span<const PetscInt> rows, double* z) const {

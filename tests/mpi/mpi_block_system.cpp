@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -460,5 +461,133 @@ TEST(BlockSystem, AFactorisationFailingOnOneRankFailsTheSolveOnAll) {
     EXPECT_EQ(again.reason, KSP_CONVERGED_RTOL) << "path " << static_cast<int>(path);
     EXPECT_EQ(sys.failed_set_ups(), 1);
     PetscOptionsClearValue(nullptr, "-failtest_petsc_cg");
+  }
+}
+
+// Block Gauss–Seidel sweeping across the ranks (rank_coupling.hpp) is block Gauss–Seidel of the whole matrix in the
+// global order: on 1, 2 and 3 ranks its split operator and its CG solve are those of one rank holding every row in
+// that order, where block Jacobi across ranks (the sweeps leaving the blocks between ranks out) differs. The ring has
+// chords between the ranks' middle rows, so on 3 ranks one row of rank 1 couples to a lower and a higher rank (X).
+TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
+  const RingSystem ring = world_ring();
+  const int first = ring.rank * kRowsPerRank, rows = ring.rows;
+  auto owner = [](int g) { return g / kRowsPerRank; };
+  std::vector<std::array<int, 2>> edges;
+  for (int g = 0; g < rows; ++g) edges.push_back({g, (g + 1) % rows});
+  for (int r = 0; r < ring.size && ring.size > 1; ++r)
+    edges.push_back({r * kRowsPerRank + 3, ((r + 1) % ring.size) * kRowsPerRank + 3});
+  std::vector<char> sides(kRowsPerRank, 0);
+  std::vector<PetscInt> d_nnz(kRowsPerRank, 1), o_nnz(kRowsPerRank, 0);
+  for (const auto& [a, b] : edges)
+    for (const auto& [mine, other] : {std::array<int, 2>{a, b}, std::array<int, 2>{b, a}}) {
+      if (owner(mine) != ring.rank) continue;
+      const std::size_t i = static_cast<std::size_t>(mine - first);
+      if (owner(other) == ring.rank) {
+        ++d_nnz[i];
+      } else {
+        ++o_nnz[i];
+        sides[i] |= owner(other) < ring.rank ? BlockSystem::kLowerRank : BlockSystem::kHigherRank;
+      }
+    }
+  // Blocks as RingSystem's, edge k's from its index.
+  auto add = [&](BlockSystem& sys, auto&& row_of, bool mine_only) {
+    sys.zero();
+    for (int g = 0; g < rows; ++g) {
+      if (mine_only && owner(g) != ring.rank) continue;
+      const Block d = ring.diagonal(g);
+      sys.add_block(row_of(g), row_of(g), d.data());
+    }
+    for (std::size_t k = 0; k < edges.size(); ++k) {
+      const auto [a, b] = edges[k];
+      if (mine_only && owner(a) != ring.rank) continue;
+      const Block s = ring.edge(static_cast<int>(k)), minus = -s;
+      sys.add_block(row_of(a), row_of(a), s.data());
+      sys.add_block(row_of(a), row_of(b), minus.data());
+      sys.add_block(row_of(b), row_of(a), minus.data());
+      sys.add_block(row_of(b), row_of(b), s.data());
+    }
+    sys.assemble();
+  };
+
+  BlockSystem across(MPI_COMM_WORLD, "gsacross_", 6), jacobi(MPI_COMM_WORLD, "gsjacobi_", 6);
+  jacobi.use_gauss_seidel_across_ranks(false);  // (its rows stay in item order)
+  // Each system's global row of every ring row.
+  auto rows_of = [&](const BlockSystem& sys) {
+    std::vector<PetscInt> local(kRowsPerRank), every(static_cast<std::size_t>(rows));
+    for (std::size_t i = 0; i < kRowsPerRank; ++i) local[i] = first + sys.local_row(i);
+    MPI_Allgather(local.data(), kRowsPerRank, MPIU_INT, every.data(), kRowsPerRank, MPIU_INT, MPI_COMM_WORLD);
+    return every;
+  };
+  for (BlockSystem* sys : {&across, &jacobi}) {
+    sys->use_blocks(BlockSystem::Blocks::GaussSeidel);
+    sys->preallocate(kRowsPerRank, d_nnz, o_nnz, sides);
+  }
+  const std::vector<PetscInt> across_rows = rows_of(across), jacobi_rows = rows_of(jacobi);
+  add(across, [&](int g) { return across_rows[static_cast<std::size_t>(g)]; }, true);
+  add(jacobi, [&](int g) { return jacobi_rows[static_cast<std::size_t>(g)]; }, true);
+
+  // One rank with every row, in the across system's global order.
+  BlockSystem whole(MPI_COMM_SELF, "gswhole_", 6);
+  whole.use_blocks(BlockSystem::Blocks::GaussSeidel);
+  std::vector<PetscInt> whole_d(static_cast<std::size_t>(rows), 1), whole_o(static_cast<std::size_t>(rows), 0);
+  for (const auto& [a, b] : edges) {
+    ++whole_d[static_cast<std::size_t>(across_rows[static_cast<std::size_t>(a)])];
+    ++whole_d[static_cast<std::size_t>(across_rows[static_cast<std::size_t>(b)])];
+  }
+  whole.preallocate(rows, whole_d, whole_o);
+  add(whole, [&](int g) { return across_rows[static_cast<std::size_t>(g)]; }, false);
+
+  // Vectors in row order: the whole system's, and this rank's part of a system's (`every` its rows).
+  std::vector<double> whole_rhs(6 * static_cast<std::size_t>(rows));
+  for (std::size_t i = 0; i < whole_rhs.size(); ++i) whole_rhs[i] = std::sin(0.3 + static_cast<double>(i));
+  auto mine = [&](const std::vector<PetscInt>& every, const std::vector<double>& whole_values) {
+    std::vector<double> v(6 * kRowsPerRank);
+    for (int g = first; g < first + kRowsPerRank; ++g) {
+      const auto from = static_cast<std::size_t>(across_rows[static_cast<std::size_t>(g)]);
+      const auto to = static_cast<std::size_t>(every[static_cast<std::size_t>(g)] - first);
+      std::copy_n(whole_values.begin() + static_cast<std::ptrdiff_t>(6 * from), 6, v.begin() + static_cast<std::ptrdiff_t>(6 * to));
+    }
+    return v;
+  };
+  const std::vector<double> rhs = mine(across_rows, whole_rhs), rhs_j = mine(jacobi_rows, whole_rhs);
+  std::vector<double> y(rhs.size()), yj(rhs.size()), whole_y(whole_rhs.size());
+  const auto a = across.solve(rhs, y, 1e-9), j = jacobi.solve(rhs_j, yj, 1e-9), w = whole.solve(whole_rhs, whole_y, 1e-9);
+  ASSERT_EQ(a.reason, KSP_CONVERGED_RTOL);
+  ASSERT_EQ(w.reason, KSP_CONVERGED_RTOL);
+  EXPECT_EQ(across.gauss_seidel_across_set_ups(), ring.size > 1 ? 1 : 0);
+  EXPECT_NEAR(a.iterations, w.iterations, 1);
+  if (ring.size > 1) {
+    EXPECT_GT(j.iterations, a.iterations + 1);
+  }
+  EXPECT_LT(relative_difference(mine(across_rows, whole_y), y), 1e-6);
+  EXPECT_LT(relative_difference(mine(jacobi_rows, whole_y), yj), 1e-6);  // (the same system, solved)
+
+  // The split operators on the same vector: equal to float rounding (the blocks between ranks are doubles here).
+  std::vector<double> whole_u(whole_rhs.size()), whole_out(whole_rhs.size());
+  for (std::size_t i = 0; i < whole_u.size(); ++i) whole_u[i] = std::cos(1.7 * static_cast<double>(i));
+  const std::vector<double> u = mine(across_rows, whole_u);
+  std::vector<double> out(u.size());
+  double dot = across.apply_split(u.data(), out.data());
+  MPI_Allreduce(MPI_IN_PLACE, &dot, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const double whole_dot = whole.apply_split(whole_u.data(), whole_out.data());
+  const std::vector<double> whole_out_mine = mine(across_rows, whole_out);
+  EXPECT_LT(relative_difference(whole_out_mine, out), 1e-6);
+  EXPECT_NEAR(dot, whole_dot, 1e-6 * std::abs(whole_dot));
+  if (ring.size > 1) {  // block Jacobi across ranks is another operator
+    const std::vector<double> uj = mine(jacobi_rows, whole_u);
+    std::vector<double> outj(uj.size());
+    jacobi.apply_split(uj.data(), outj.data());
+    EXPECT_GT(relative_difference(mine(jacobi_rows, whole_out), outj), 1e-3);
+  }
+
+  // The groups: H, X, N, L rows in that order, X only on the middle rank of three.
+  std::vector<int> group_of_row(kRowsPerRank);
+  for (std::size_t i = 0; i < kRowsPerRank; ++i) {
+    const bool lower = sides[i] & BlockSystem::kLowerRank, higher = sides[i] & BlockSystem::kHigherRank;
+    group_of_row[static_cast<std::size_t>(across.local_row(i))] = higher ? (lower ? 1 : 0) : (lower ? 3 : 2);
+  }
+  EXPECT_TRUE(std::is_sorted(group_of_row.begin(), group_of_row.end()));
+  if (ring.size == 3) {
+    EXPECT_EQ(std::count(group_of_row.begin(), group_of_row.end(), 1), ring.rank == 1 ? 1 : 0);
   }
 }

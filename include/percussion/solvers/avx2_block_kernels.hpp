@@ -53,20 +53,23 @@ bool supported();
 // out then holds an infinity or NaN and must not be used.
 bool to_half(const float* in, std::size_t n, Half* out);
 // The split's sweeps, over row-major 6×6 blocks T = float, or Half (read as halves, the arithmetic in floats).
-// t_k = u_k − Σ_p Ũ_p t_column(p) for k = n−1 … 0 (t with kStride, lanes 6-7 zero).
+// Each sweeps the rows begin ≤ k < end (all n rows: 0, n); a sweep split into row ranges, in its order, gives the
+// whole sweep's result (the cross-rank sweeps of rank_coupling.hpp run between the ranges).
+// t_k = u_k − Σ_p Ũ_p t_column(p) for k = end−1 … begin (t with kStride, lanes 6-7 zero).
 template <class T>
-void dilu_backward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const double* u, float* t);
-// For k = 0 … n−1: w_k = u_k + K̃_k t_k + acc_k (+ c_k), acc_column(p) −= Ũ_pᵀ w_k, out_k = t_k + w_k. K̃_k is
-// symmetric (row-major), or −I for every k when k_tilde is null; acc (kStride) must be zero on entry, and is zero
-// again on return; c may be null. Returns u·out.
+void dilu_backward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
+                   const double* u, float* t);
+// For k = begin … end−1: w_k = u_k + K̃_k t_k + acc_k (+ c_k), acc_column(p) −= Ũ_pᵀ w_k, out_k = t_k + w_k. K̃_k is
+// symmetric (row-major), or −I for every k when k_tilde is null; acc (kStride) must be zero on entry to the whole
+// sweep, and is zero again after it; c may be null. Returns the range's part of u·out.
 template <class T>
-double dilu_forward(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, const float* k_tilde,
-                    const float* t, const double* u, const double* c, float* acc, double* out);
-// For k = 0 … n−1: w_k = acc_k, acc_k = 0, acc_column(p) −= Ũ_pᵀ w_k, out_k = w_k: the forward solve
-// (I + L̃) out = acc (acc with kStride, zero on return).
+double dilu_forward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
+                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out);
+// For k = begin … end−1: w_k = acc_k, acc_k = 0, acc_column(p) −= Ũ_pᵀ w_k, out_k = w_k: the forward solve
+// (I + L̃) out = acc (acc with kStride, zero after the whole sweep).
 template <class T>
-void dilu_forward_solve(PetscInt n, const PetscInt* first, const PetscInt* column, const T* upper, float* acc,
-                        double* out);
+void dilu_forward_solve(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
+                        float* acc, double* out);
 // out = C_k⁻¹ A C_l⁻ᵀ as row-major floats: A a 6×6 block in PETSc's order (column by column, doubles), C_k⁻¹ and
 // C_l⁻¹ lower triangular, stored column by column (C_l⁻¹ is read 2 floats past its end).
 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out);

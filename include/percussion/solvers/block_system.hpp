@@ -17,6 +17,7 @@
 
 #include "percussion/solvers/eisenstat_dilu.hpp"
 #include "percussion/solvers/petsc_check.hpp"
+#include "percussion/solvers/rank_coupling.hpp"
 #include "percussion/solvers/single_precision_icc.hpp"
 #include "percussion/solvers/single_precision_product.hpp"
 
@@ -33,8 +34,20 @@ class BlockSystem {
 
   // Collective. Create the matrix for n_owned block rows with at most d_nnz[i] blocks in owned columns and
   // o_nnz[i] in other ranks' columns. Returns the global block index of this rank's first row.
-  PetscInt preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz);
+  // With `sides` (per item i: bit kLowerRank if it couples to an item of a lower rank, kHigherRank if to one of a
+  // higher rank), the items' rows are ordered so that block Gauss–Seidel sweeps across the ranks
+  // (rank_coupling.hpp): item i is the local row local_row(i) (first_row() + local_row(i) globally), and rhs,
+  // solution and near-nullspace modes hold the rows in that order. d_nnz and o_nnz stay per item.
+  static constexpr char kLowerRank = 1, kHigherRank = 2;
+  PetscInt preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz,
+                       std::span<const char> sides = {});
   PetscInt first_row() const { return first_row_; }
+  PetscInt local_row(std::size_t item) const {
+    return local_row_.empty() ? static_cast<PetscInt>(item) : local_row_[item];
+  }
+  // Block Gauss–Seidel (the default's blocks or the fallback's) sweeps across the ranks where the rows were ordered
+  // by `sides` (on by default), instead of leaving the blocks between ranks out. Call before preallocate().
+  void use_gauss_seidel_across_ranks(bool on) { across_asked_ = on; }
   bool ready() const { return A_ != nullptr; }
 
   // With 6x6 blocks and SBAIJ, products by the rank's diagonal block use a single-precision copy of it, made at
@@ -119,6 +132,8 @@ class BlockSystem {
   // Gauss–Seidel set-ups (of the default's blocks or of the fallback) that formed only the rows changed since the
   // last one.
   long gauss_seidel_updates() const { return gauss_seidel_.partial_set_ups(); }
+  // Gauss–Seidel set-ups whose sweeps ran across the ranks.
+  long gauss_seidel_across_set_ups() const { return across_set_ups_; }
   // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
   // each returned KSP_DIVERGED_PC_FAILED without iterating.
   long failed_set_ups() const { return failed_set_ups_; }
@@ -158,6 +173,16 @@ class BlockSystem {
   // (EisenstatDilu::update): all after zero() or a new pattern; or some other rank's, which only a full set-up
   // everywhere then covers.
   std::vector<char> changed_rows_;
+  // Gauss–Seidel across ranks: the items' rows (empty: in item order), the groups, and the coupling blocks.
+  std::vector<PetscInt> local_row_;
+  RankCoupling::Groups groups_;
+  RankCoupling coupling_;
+  bool across_asked_ = true, across_ = false, across_ready_ = false, across_refused_ = false;
+  long across_set_ups_ = 0;
+  bool across(const EisenstatDilu& split) const { return across_ready_ && &split == &gauss_seidel_; }
+  void order_rows(std::span<const char> sides, bool across);  // local_row_ and groups_ from the items' sides
+  void to_split(const EisenstatDilu& split, const double* b, double* b_hat) const;
+  void from_split(const EisenstatDilu& split, const double* y_hat, double* y) const;
   bool all_rows_changed_ = true, changed_elsewhere_ = false;
   void mark_changed(PetscInt row, PetscInt col);  // an addition to block (row, col), global rows
   bool set_up_gauss_seidel();  // collective: for the current assembly; false if it is not usable on some rank

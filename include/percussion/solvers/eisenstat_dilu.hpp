@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "percussion/solvers/avx2_block_kernels.hpp"
+#include "percussion/solvers/rank_coupling.hpp"
 #include "percussion/solvers/sbaij_block.hpp"
 
 namespace percussion::solvers {
@@ -76,6 +77,12 @@ class EisenstatDilu {
   template <class Coupling>
   double apply(const double* u, double* out, bool coupled, std::span<const PetscInt> interface,
                Coupling&& coupling) const;
+  // Pivots::Diagonal, more than one rank: block symmetric Gauss–Seidel of the whole matrix, its sweeps running
+  // across the ranks in the global order of rank_coupling.hpp (whose set_up() must have succeeded for this set-up's
+  // matrix): apply(), to_split() and from_split() of the split that leaves no block out.
+  double apply_across(const double* u, double* out, const RankCoupling& coupling) const;
+  void to_split_across(const double* b, double* b_hat, const RankCoupling& coupling) const;
+  void from_split_across(const double* y_hat, double* y, const RankCoupling& coupling) const;
 
  private:
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one
@@ -99,8 +106,16 @@ class EisenstatDilu {
     return half_ready_ ? f(upper_half_.data()) : f(upper_.data());
   }
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
-  void backward(const double* u) const;                               // t_ = (I + L̃ᵀ)⁻¹ u
-  double forward(const double* u, const double* c, double* out) const;  // out = t + (I + L̃)⁻¹ (u + K̃ t + c); u·out
+  // The sweeps over the rows begin ≤ k < end (a whole sweep: 0, n_):
+  void backward(const double* u, PetscInt begin, PetscInt end) const;  // t_ = (I + L̃ᵀ)⁻¹ u
+  // out = t + (I + L̃)⁻¹ (u + K̃ t + c); the range's part of u·out
+  double forward(const double* u, const double* c, double* out, PetscInt begin, PetscInt end) const;
+  void scale_into_acc(const double* b) const;                           // acc_ = C⁻¹ b
+  void forward_solve(double* b_hat, PetscInt begin, PetscInt end) const;  // b̂ = (I + L̃)⁻¹ acc_
+  void scaled_t(PetscInt row, double* z) const;                         // z = C_k⁻ᵀ t_k
+  void scale_out_of_t(double* y) const;                                 // y = C⁻ᵀ t_
+  void backward_across(const double* u, const RankCoupling& coupling) const;
+  void add_pushed(PetscInt row, const double* v) const;                 // acc_k −= C_k⁻¹ v
   void scale_coupling(std::span<const PetscInt> rows, double* z) const;  // z_k = C_k⁻ᵀ t_k on the rows
   void unscale_coupling(std::span<const PetscInt> rows, double* w) const;  // w_k ← C_k⁻¹ w_k on the rows
 
@@ -134,7 +149,7 @@ class EisenstatDilu {
 template <class Coupling>
 double EisenstatDilu::apply(const double* u, double* out, bool coupled, std::span<const PetscInt> interface,
                             Coupling&& coupling) const {
-  backward(u);
+  backward(u, 0, n_);
   if (coupled) {
     // Only the interface rows are scaled and unscaled: most rows of a rank have no partner on another rank.
     const std::size_t n = static_cast<std::size_t>(n_) * B;
@@ -143,9 +158,9 @@ double EisenstatDilu::apply(const double* u, double* out, bool coupled, std::spa
     scale_coupling(interface, z_.data());
     coupling(z_.data(), w_.data());
     unscale_coupling(interface, w_.data());
-    return forward(u, w_.data(), out);
+    return forward(u, w_.data(), out, 0, n_);
   }
-  return forward(u, nullptr, out);
+  return forward(u, nullptr, out, 0, n_);
 }
 
 }  // namespace percussion::solvers

@@ -150,6 +150,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_half_precision_split(switch_option("half_precision_split", false));
   system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
+  system_.use_gauss_seidel_across_ranks(switch_option("gauss_seidel_across_ranks"));
   const solvers::BlockSystem::Blocks blocks = local_blocks_option();
   system_.use_blocks(blocks);
   shifting_blocks_ = blocks == solvers::BlockSystem::Blocks::Icc;
@@ -202,12 +203,30 @@ void ImplicitBdem::prepare_matrix() {
     diag[i] = 1 + d_.partners_owned()[i];
     off[i] = d_.partners_other()[i];
   }
-  const PetscInt first = system_.preallocate(static_cast<PetscInt>(n), diag, off);
+  const PetscInt first = system_.preallocate(static_cast<PetscInt>(n), diag, off, rank_sides());
   pair_position_.clear();
   petsc_row_.assign(d_.x.size(), -1.0);
-  for (std::size_t i = 0; i < n; ++i) petsc_row_[i] = static_cast<double>(first + static_cast<PetscInt>(i));
+  for (std::size_t i = 0; i < n; ++i) petsc_row_[i] = static_cast<double>(first + system_.local_row(i));
   d_.forward(petsc_row_);
   pattern_of_rebuild_ = d_.rebuilds();
+}
+
+std::vector<char> ImplicitBdem::rank_sides() {
+  // Whether each owned particle has a pair partner on a lower or a higher rank (BlockSystem::preallocate): its own
+  // pairs' ghosts, and the pairs other ranks own with it as their ghost.
+  std::vector<char> sides(d_.n_owned, 0);
+  if (d_.size == 1) return sides;
+  std::vector<double> owner(d_.x.size(), static_cast<double>(d_.rank));
+  d_.forward(owner);
+  std::vector<double> mine(d_.pairs.size(), static_cast<double>(d_.rank)), received;
+  d_.send_to_owners(mine, 1, received);
+  auto mark = [&](std::size_t i, double rank) {
+    if (rank != d_.rank) sides[i] |= rank < d_.rank ? solvers::BlockSystem::kLowerRank : solvers::BlockSystem::kHigherRank;
+  };
+  for (const Pair& p : d_.pairs)
+    if (static_cast<std::size_t>(p.b) >= d_.n_owned) mark(static_cast<std::size_t>(p.a), owner[p.b]);
+  for (std::size_t e = 0; e < received.size(); ++e) mark(static_cast<std::size_t>(d_.incoming_slot(e)), received[e]);
+  return sides;
 }
 
 void ImplicitBdem::set_rigid_modes_if_multigrid() {
@@ -224,7 +243,8 @@ void ImplicitBdem::set_rigid_modes_if_multigrid() {
     const Eigen::Matrix<double, 6, 6> m = physics::rigid_modes(d_.x[i], d_.q[i], centre);
     for (std::size_t k = 0; k < 6; ++k)
       for (int c = 0; c < 6; ++c)  // in the scaled system's unknowns ŷ = D⁻¹ y
-        rigid_modes_[(k * n + i) * 6 + c] = m(c, static_cast<Eigen::Index>(k)) / scale_[i][c];
+        rigid_modes_[(k * n + static_cast<std::size_t>(system_.local_row(i))) * 6 + c] =
+            m(c, static_cast<Eigen::Index>(k)) / scale_[i][c];
   }
   system_.set_near_nullspace(rigid_modes_, 6);
 }
@@ -636,9 +656,10 @@ bool ImplicitBdem::minimise() {
       }
     };
     if (newton) {
-      for (std::size_t i = 0; i < n; ++i)
-        for (int k = 0; k < 6; ++k)
-          rhs[6 * i + k] = -scale_[i][k] * gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t row = static_cast<std::size_t>(system_.local_row(i));  // (the system's row order)
+        for (int k = 0; k < 6; ++k) rhs[6 * row + k] = -scale_[i][k] * gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
+      }
       ScopedPhase timer(timers_, Phase::Solve);
       // The preconditioner is built at the step's first iteration and kept while the lagged one still
       // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little
@@ -715,8 +736,10 @@ bool ImplicitBdem::minimise() {
                                                               : "";
         std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations), how);
       }
-      for (std::size_t i = 0; i < n; ++i)
-        for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * i + k];
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
+        for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * row + k];
+      }
     } else {
       descent();
     }
@@ -1164,6 +1187,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"fallback_solves", static_cast<double>(fallback_solves_)},
           {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
           {"gauss_seidel_partial_set_ups", static_cast<double>(system_.gauss_seidel_updates())},
+          {"gauss_seidel_across_ranks_set_ups", static_cast<double>(system_.gauss_seidel_across_set_ups())},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},

@@ -58,6 +58,7 @@ class ImplicitBdem final : public BdemMethod {
   void compute_scale();
   void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
+  std::vector<char> rank_sides();         // collective: which owned particles pair with lower or higher ranks' ones
   double residual() const;                // collective: max scaled step |h² M⁻¹ g| / r
   void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
   bool minimise();                        // collective: Newton (or gradient) iterations; true if converged

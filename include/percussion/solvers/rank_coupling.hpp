@@ -1,0 +1,114 @@
+#pragma once
+// The blocks that couple one rank's rows of a symmetric 6×6-block MPISBAIJ matrix to other ranks' rows, and the
+// exchanges that let block Gauss–Seidel sweep across ranks (eisenstat_dilu.hpp, apply_across) instead of leaving
+// those blocks out (block Jacobi across ranks).
+//
+// The global order of the sweeps is PETSc's: rank by rank, and within a rank the local rows, which the caller
+// orders in four groups:
+//     H (coupled only to higher ranks) | X (to higher and lower ranks) | N (to no other rank) | L (only to lower ones).
+// The backward sweep needs, for its H and X rows, the swept values of the higher ranks' rows they couple to; the
+// forward sweep needs, for its X and L rows, the products of the lower ranks' blocks with their swept values. Each
+// rank sends as soon as the rows the others need are swept: with two ranks, rank 0 sweeps its H rows first in the
+// forward sweep and last in the backward one, rank 1 its L rows last and first, and neither waits while the other
+// sweeps its interior. Waits only run down (forward) or up (backward) the rank numbers, so they cannot deadlock.
+//
+// SBAIJ keeps the upper triangle: rank r holds the blocks A_kj of its rows k with j on a higher rank, and both
+// directions use those: backward c_k = Σ_j A_kj z_j (z_j from j's owner), forward v_j = Σ_k A_kjᵀ z_k (sent to j's
+// owner). Blocks are kept in double: they are a few per cent of a rank's blocks.
+#include <mpi.h>
+#include <petscmat.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace percussion::solvers {
+
+class RankCoupling {
+ public:
+  static constexpr int B = 6;
+  // Local rows H = [0, h), X = [h, x), N = [x, l), L = [l, n).
+  struct Groups {
+    PetscInt h = 0, x = 0, l = 0, n = 0;
+  };
+  explicit RankCoupling(MPI_Comm comm);
+
+  // Collective. Reads A's blocks that couple the rows [0, x) to higher ranks and, when their pattern changed on
+  // some rank, tells each higher neighbour which of its rows this rank needs. False on every rank if some rank's
+  // matrix couples a row outside the promise of its groups (a row of N or L to a higher rank, one of H or N to a
+  // lower rank): the sweeps would then not follow one global order.
+  bool set_up(Mat A, const Groups& groups);
+  const Groups& groups() const { return groups_; }
+
+  // The backward sweep: start_backward(); rows L (and X); send_down(z) once the rows lower ranks need (X and L) are
+  // swept, z(k, out) writing the scaled value of local row k; finish_pull(c) before the rows X (or H): c_k for the
+  // rows [0, x) (the others untouched); end_backward() after the sweep.
+  void start_backward() const;
+  template <class Z>
+  void send_down(Z&& z) const;
+  void finish_pull(double* c) const;
+  void end_backward() const;
+  // The forward sweep: start_forward(); rows H; finish_push(f) before the rows X (or L), f(k, v) adding v_k, a lower
+  // rank's products for local row k; send_up(z) once the rows [0, x) are swept; end_forward() after the sweep.
+  void start_forward() const;
+  template <class F>
+  void finish_push(F&& f) const;
+  template <class Z>
+  void send_up(Z&& z) const;
+  void end_forward() const;
+
+ private:
+  struct Neighbour {
+    int rank;
+    std::vector<PetscInt> rows;  // up: its global block rows that this rank's blocks touch; down: local rows it needs
+    mutable std::vector<double> send, receive;  // 6 per row
+  };
+  void wait_receives() const;
+  void wait_sends() const;
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  Groups groups_;
+  std::vector<Neighbour> up_, down_;  // higher ranks whose rows this rank's blocks touch; lower ranks that need ours
+  // The blocks: entry e couples local row row_[e] to row slot_[e] of up_[neighbour_[e]] (36 values, row-major).
+  std::vector<PetscInt> row_, neighbour_, slot_;
+  std::vector<double> block_;
+  std::vector<PetscInt> pattern_;  // (row, global column) of each entry as last exchanged
+  mutable std::vector<MPI_Request> receives_, sends_;
+};
+
+template <class Z>
+void RankCoupling::send_down(Z&& z) const {
+  for (const Neighbour& d : down_)
+    for (std::size_t i = 0; i < d.rows.size(); ++i) z(d.rows[i], &d.send[i * B]);
+  sends_.resize(down_.size());
+  for (std::size_t i = 0; i < down_.size(); ++i)
+    MPI_Isend(down_[i].send.data(), static_cast<int>(down_[i].send.size()), MPI_DOUBLE, down_[i].rank, 7301, comm_,
+              &sends_[i]);
+}
+
+template <class F>
+void RankCoupling::finish_push(F&& f) const {
+  wait_receives();
+  for (const Neighbour& d : down_)
+    for (std::size_t i = 0; i < d.rows.size(); ++i) f(d.rows[i], &d.receive[i * B]);
+}
+
+template <class Z>
+void RankCoupling::send_up(Z&& z) const {
+  for (const Neighbour& u : up_) std::fill(u.send.begin(), u.send.end(), 0.0);
+  double zk[B];
+  PetscInt last = -1;
+  for (std::size_t e = 0; e < row_.size(); ++e) {
+    if (row_[e] != last) z(last = row_[e], zk);  // the entries come row by row
+    const double* a = &block_[e * B * B];
+    double* v = &up_[static_cast<std::size_t>(neighbour_[e])].send[static_cast<std::size_t>(slot_[e]) * B];
+    for (int r = 0; r < B; ++r)
+      for (int c = 0; c < B; ++c) v[c] += a[r * B + c] * zk[r];  // v_j += A_kjᵀ z_k
+  }
+  sends_.resize(up_.size());
+  for (std::size_t i = 0; i < up_.size(); ++i)
+    MPI_Isend(up_[i].send.data(), static_cast<int>(up_[i].send.size()), MPI_DOUBLE, up_[i].rank, 7302, comm_,
+              &sends_[i]);
+}
+
+}  // namespace percussion::solvers
