@@ -1,7 +1,8 @@
 // The distributed 6x6-block system on 1, 2 and 3 ranks: the point-block Jacobi fallback inverts the diagonal
 // blocks (to float rounding), whether every rank adds its own rows or another rank adds some of them, and its CG solves
 // the same system as the default block Jacobi with single-precision IC(0) blocks, and as CG on the Eisenstat
-// split with D-ILU blocks (whose operator needs the blocks coupling the ranks), also with lagged pivots.
+// split with D-ILU blocks (whose operator needs the blocks coupling the ranks), also with lagged pivots; and block
+// Gauss–Seidel sweeping across the ranks is that of one rank holding every row.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
