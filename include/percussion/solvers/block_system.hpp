@@ -2,11 +2,12 @@
 // A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: an SBAIJ matrix
 // (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the
 // pattern holds, solved by KSP under an options prefix so users tune it from the command line
-// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). The default
-// preconditioner on 6x6 blocks is block Jacobi across ranks with a single-precision IC(0) of each rank's block
+// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). The preconditioner on
+// 6x6 blocks (use_blocks) is block Jacobi across ranks with a single-precision IC(0) of each rank's block
 // (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead), or D-ILU or
-// block symmetric Gauss–Seidel applied by Eisenstat's trick (eisenstat_dilu.hpp, use_blocks: CG then runs on the
-// split system). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc
+// block symmetric Gauss–Seidel applied by Eisenstat's trick (eisenstat_dilu.hpp: CG then runs on the split system);
+// Gauss–Seidel's sweeps run across the ranks when the caller gives preallocate() the rows' sides
+// (rank_coupling.hpp). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc
 // 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
