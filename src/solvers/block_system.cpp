@@ -150,7 +150,7 @@ void BlockSystem::destroy() {
   built_ = false;
   fused_icc_cg_ = fused_split_cg_ = fused_fallback_cg_ = false;
   icc_assembly_ = gauss_seidel_assembly_ = -1;
-  across_ready_ = false;
+  across_ready_ = dilu_across_ = false;
 }
 
 void BlockSystem::order_rows(std::span<const char> sides, bool across) {
@@ -427,7 +427,20 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   // The split operator is made of the matrix's own blocks, so a changed matrix is always loaded again: with
   // new pivots when asked to refresh, else with the last ones (a lagged preconditioner).
   const long shifted_before = block_shifted_, failed_before = block_failed_;
-  if (refresh || (factored_assembly_ != assemblies_ && !dilu_.rescale(A_))) count_factorisation(dilu_.factor(A_));
+  if (across_ && !across_refused_ && factored_assembly_ != assemblies_) {
+    // Across the ranks (rank_coupling.hpp): the blocks between ranks of this assembly, and every rank factors or
+    // every rank rescales, since the elimination runs across them.
+    dilu_across_ = coupling_.set_up(A_, groups_);
+    if (!dilu_across_) refuse_across();
+  }
+  if (dilu_across_) {
+    int rescaled = !refresh && factored_assembly_ != assemblies_ && dilu_.rescale(A_) ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &rescaled, 1, MPI_INT, MPI_MIN, comm_);
+    if (refresh || (factored_assembly_ != assemblies_ && !rescaled))
+      count_factorisation(dilu_.factor_across(A_, coupling_, comm_));
+  } else if (refresh || (factored_assembly_ != assemblies_ && !dilu_.rescale(A_))) {
+    count_factorisation(dilu_.factor(A_));
+  }
   const FactorStatus status = factor_status_since(shifted_before, failed_before);
   if (status.failed) return failed_set_up(solution);
   factored_assembly_ = assemblies_;
@@ -458,6 +471,13 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
       [&](const double* p, double* q) { return apply_split(split, p, q); });
   from_split(split, split_y_hat_.data(), solution.data());
   return to_result(cg);
+}
+
+void BlockSystem::refuse_across() {
+  across_refused_ = true;  // (a caller's promise broken once is not tried again)
+  across_ready_ = dilu_across_ = false;
+  log::info("the matrix couples rows across ranks outside their groups; the Gauss-Seidel and D-ILU sweeps leave the "
+            "blocks between ranks out (block Jacobi across ranks)");
 }
 
 void BlockSystem::to_split(const EisenstatDilu& split, const double* b, double* b_hat) const {
@@ -594,11 +614,7 @@ bool BlockSystem::set_up_gauss_seidel() {
     across_ready_ = false;
     if (gauss_seidel_usable_ && across_ && !across_refused_) {
       across_ready_ = coupling_.set_up(A_, groups_);  // the same answer on every rank
-      if (!across_ready_) {
-        across_refused_ = true;  // (a caller's promise broken once is not tried again)
-        log::info("block Gauss-Seidel: the matrix couples rows across ranks outside their groups; its sweeps leave "
-                  "the blocks between ranks out (block Jacobi across ranks)");
-      }
+      if (!across_ready_) refuse_across();
       if (across_ready_) ++across_set_ups_;
     }
     gauss_seidel_assembly_ = assemblies_;

@@ -232,15 +232,18 @@ void EisenstatDilu::scale_columns() {
   }
 }
 
-bool EisenstatDilu::try_factor(double shift) {
+void EisenstatDilu::start_pivots(double shift) {
   const std::size_t n = static_cast<std::size_t>(n_);
   c_inverse_ = diagonal_;  // the pivots P_k first; each becomes C_k⁻¹ once final
   if (shift > 0)
     for (std::size_t k = 0; k < n; ++k)
       Eigen::Map<Block>(&c_inverse_[k * BB]).diagonal() +=
           shift * Eigen::Map<const Block>(&diagonal_[k * BB]).diagonal().cwiseAbs();
+}
+
+bool EisenstatDilu::eliminate(PetscInt begin, PetscInt end) {
   // Row by row: P_k is final once the earlier rows have subtracted A_ikᵀ P_i⁻¹ A_ik = (C_i⁻¹A_ik)ᵀ(C_i⁻¹A_ik).
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = static_cast<std::size_t>(begin); k < static_cast<std::size_t>(end); ++k) {
     Eigen::Map<Block> ck(&c_inverse_[k * BB]);
     if (!inverse_cholesky_factor<B>(ck.data(), ck.data())) return false;
     set_k_tilde(k);
@@ -251,8 +254,51 @@ bool EisenstatDilu::try_factor(double shift) {
       Eigen::Map<BlockF>{&upper_[static_cast<std::size_t>(p) * BB]} = scaled.cast<float>();
     }
   }
+  return true;
+}
+
+bool EisenstatDilu::try_factor(double shift) {
+  start_pivots(shift);
+  if (!eliminate(0, n_)) return false;
   scale_columns();
   return true;
+}
+
+std::optional<double> EisenstatDilu::factor_across(Mat A, const RankCoupling& coupling, MPI_Comm comm) {
+  load(A, true);
+  const std::optional<double> shift = factor_with_shift([&](double s) {
+    int ok = try_factor_across(s, coupling) ? 1 : 0;  // every rank tries every shift: the pivots depend on all
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    return ok != 0;
+  });
+  made_half(shift.has_value());
+  return shift;
+}
+
+bool EisenstatDilu::try_factor_across(double shift, const RankCoupling& coupling) {
+  // The elimination in the global order (rank_coupling.hpp): the rows X and L also subtract the lower ranks' rows j,
+  // Σ_j (C_j⁻¹ A_jk)ᵀ (C_j⁻¹ A_jk), which those ranks send once their rows H and X are final. A pivot that fails
+  // does not end the sweep early: the other ranks wait for its messages.
+  const RankCoupling::Groups& g = coupling.groups();
+  const bool x_rows = g.x > g.h;
+  start_pivots(shift);
+  auto pushed = [this](PetscInt k, const double* s) {
+    Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(k) * BB]) -= Eigen::Map<const Block>(s);
+  };
+  coupling.start_forward_blocks();
+  bool ok = eliminate(0, g.h);
+  if (x_rows) coupling.finish_push_blocks(pushed);
+  ok = eliminate(g.h, g.x) && ok;
+  coupling.send_up_blocks([this](PetscInt k, const double* a, double* out) {
+    const Block scaled = Eigen::Map<const Block>(&c_inverse_[static_cast<std::size_t>(k) * BB]) * Eigen::Map<const Block>(a);
+    Eigen::Map<Block>(out).noalias() += scaled.transpose() * scaled;
+  });
+  ok = eliminate(g.x, g.l) && ok;
+  if (!x_rows) coupling.finish_push_blocks(pushed);
+  ok = eliminate(g.l, g.n) && ok;
+  coupling.end_forward();
+  if (ok) scale_columns();
+  return ok;
 }
 
 void EisenstatDilu::backward(const double* u, PetscInt begin, PetscInt end) const {

@@ -82,7 +82,7 @@ bool RankCoupling::set_up(Mat A, const Groups& groups) {
     for (auto& [q, rows] : touched) {
       std::sort(rows.begin(), rows.end());
       rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-      up_.push_back(Neighbour{q, std::move(rows), {}, {}});
+      up_.push_back(Neighbour{q, std::move(rows), {}, {}, {}, {}});
     }
     std::vector<int> send_count(static_cast<std::size_t>(size_), 0), receive_count(static_cast<std::size_t>(size_));
     for (const Neighbour& u : up_) send_count[static_cast<std::size_t>(u.rank)] = static_cast<int>(u.rows.size());
@@ -90,7 +90,7 @@ bool RankCoupling::set_up(Mat A, const Groups& groups) {
     down_.clear();
     for (int p = 0; p < size_; ++p)
       if (receive_count[static_cast<std::size_t>(p)] > 0)
-        down_.push_back(Neighbour{p, std::vector<PetscInt>(static_cast<std::size_t>(receive_count[p])), {}, {}});
+        down_.push_back(Neighbour{p, std::vector<PetscInt>(static_cast<std::size_t>(receive_count[p])), {}, {}, {}, {}});
     std::vector<MPI_Request> requests;
     for (Neighbour& d : down_) {
       requests.emplace_back();
@@ -113,6 +113,8 @@ bool RankCoupling::set_up(Mat A, const Groups& groups) {
       for (Neighbour& nb : *list) {
         nb.send.assign(nb.rows.size() * B, 0.0);
         nb.receive.assign(nb.rows.size() * B, 0.0);
+        nb.block_send.assign(nb.rows.size() * B * B, 0.0);
+        nb.block_receive.assign(nb.rows.size() * B * B, 0.0);
       }
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_MAX, comm_);
     pattern_ = pattern;
@@ -166,6 +168,13 @@ void RankCoupling::start_forward() const {
 }
 
 void RankCoupling::end_forward() const { wait_sends(); }
+
+void RankCoupling::start_forward_blocks() const {
+  receives_.resize(down_.size());
+  for (std::size_t i = 0; i < down_.size(); ++i)
+    MPI_Irecv(down_[i].block_receive.data(), static_cast<int>(down_[i].block_receive.size()), MPI_DOUBLE,
+              down_[i].rank, 7304, comm_, &receives_[i]);
+}
 
 void RankCoupling::wait_receives() const {
   MPI_Waitall(static_cast<int>(receives_.size()), receives_.data(), MPI_STATUSES_IGNORE);

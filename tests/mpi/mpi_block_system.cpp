@@ -465,11 +465,12 @@ TEST(BlockSystem, AFactorisationFailingOnOneRankFailsTheSolveOnAll) {
   }
 }
 
-// Block Gauss–Seidel sweeping across the ranks (rank_coupling.hpp) is block Gauss–Seidel of the whole matrix in the
+// Block Gauss–Seidel (or D-ILU) sweeping across the ranks (rank_coupling.hpp) is that of the whole matrix in the
 // global order: on 1, 2 and 3 ranks its split operator and its CG solve are those of one rank holding every row in
 // that order, where block Jacobi across ranks (the sweeps leaving the blocks between ranks out) differs. The ring has
 // chords between the ranks' middle rows, so on 3 ranks one row of rank 1 couples to a lower and a higher rank (X).
-TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
+namespace {
+void sweeps_across_as_one_rank(BlockSystem::Blocks blocks) {
   const RingSystem ring = world_ring();
   const int first = ring.rank * kRowsPerRank, rows = ring.rows;
   auto owner = [](int g) { return g / kRowsPerRank; };
@@ -520,7 +521,7 @@ TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
     return every;
   };
   for (BlockSystem* sys : {&across, &jacobi}) {
-    sys->use_blocks(BlockSystem::Blocks::GaussSeidel);
+    sys->use_blocks(blocks);
     sys->preallocate(kRowsPerRank, d_nnz, o_nnz, sides);
   }
   const std::vector<PetscInt> across_rows = rows_of(across), jacobi_rows = rows_of(jacobi);
@@ -529,7 +530,7 @@ TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
 
   // One rank with every row, in the across system's global order.
   BlockSystem whole(MPI_COMM_SELF, "gswhole_", 6);
-  whole.use_blocks(BlockSystem::Blocks::GaussSeidel);
+  whole.use_blocks(blocks);
   std::vector<PetscInt> whole_d(static_cast<std::size_t>(rows), 1), whole_o(static_cast<std::size_t>(rows), 0);
   for (const auto& [a, b] : edges) {
     ++whole_d[static_cast<std::size_t>(across_rows[static_cast<std::size_t>(a)])];
@@ -555,7 +556,9 @@ TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
   const auto a = across.solve(rhs, y, 1e-9), j = jacobi.solve(rhs_j, yj, 1e-9), w = whole.solve(whole_rhs, whole_y, 1e-9);
   ASSERT_EQ(a.reason, KSP_CONVERGED_RTOL);
   ASSERT_EQ(w.reason, KSP_CONVERGED_RTOL);
-  EXPECT_EQ(across.gauss_seidel_across_set_ups(), ring.size > 1 ? 1 : 0);
+  if (blocks == BlockSystem::Blocks::GaussSeidel) {
+    EXPECT_EQ(across.gauss_seidel_across_set_ups(), ring.size > 1 ? 1 : 0);
+  }
   EXPECT_NEAR(a.iterations, w.iterations, 1);
   if (ring.size > 1) {
     EXPECT_GT(j.iterations, a.iterations + 1);
@@ -592,3 +595,11 @@ TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
     EXPECT_EQ(std::count(group_of_row.begin(), group_of_row.end(), 1), ring.rank == 1 ? 1 : 0);
   }
 }
+}  // namespace
+
+TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
+  sweeps_across_as_one_rank(BlockSystem::Blocks::GaussSeidel);
+}
+
+// D-ILU's elimination and sweeps in the same global order: its pivots take the lower ranks' rows too.
+TEST(BlockSystem, DiluSweepsAcrossRanksAsOneRankHoldingEveryRow) { sweeps_across_as_one_rank(BlockSystem::Blocks::Dilu); }

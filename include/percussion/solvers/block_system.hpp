@@ -180,7 +180,11 @@ class BlockSystem {
   RankCoupling coupling_;
   bool across_asked_ = true, across_ = false, across_ready_ = false, across_refused_ = false;
   long across_set_ups_ = 0;
-  bool across(const EisenstatDilu& split) const { return across_ready_ && &split == &gauss_seidel_; }
+  bool dilu_across_ = false;  // D-ILU's last factorisation ran across the ranks
+  bool across(const EisenstatDilu& split) const {
+    return (across_ready_ && &split == &gauss_seidel_) || (dilu_across_ && &split == &dilu_);
+  }
+  void refuse_across();  // the caller's groups do not match the matrix: block Jacobi across ranks from now on
   void order_rows(std::span<const char> sides, bool across);  // local_row_ and groups_ from the items' sides
   void to_split(const EisenstatDilu& split, const double* b, double* b_hat) const;
   void from_split(const EisenstatDilu& split, const double* y_hat, double* y) const;

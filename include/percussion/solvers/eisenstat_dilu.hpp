@@ -81,6 +81,9 @@ class EisenstatDilu {
   // across the ranks in the global order of rank_coupling.hpp (whose set_up() must have succeeded for this set-up's
   // matrix): apply(), to_split() and from_split() of the split that leaves no block out.
   double apply_across(const double* u, double* out, const RankCoupling& coupling) const;
+  // Collective. Pivots::Incomplete: factor(A) with the elimination in the same global order, after
+  // coupling.set_up(A); every rank takes the same shift. Then apply_across() and the like, also after rescale(A).
+  std::optional<double> factor_across(Mat A, const RankCoupling& coupling, MPI_Comm comm);
   void to_split_across(const double* b, double* b_hat, const RankCoupling& coupling) const;
   void from_split_across(const double* y_hat, double* y, const RankCoupling& coupling) const;
 
@@ -89,6 +92,9 @@ class EisenstatDilu {
   bool same_pattern(const SbaijBlock& block) const;  // block's pattern is the last factored one
   void take_pattern(const SbaijBlock& block);        // block's pattern as the current one; first_, column_ sized
   bool try_factor(double shift);       // D-ILU's set-up; false at the first pivot block that is not positive definite
+  bool try_factor_across(double shift, const RankCoupling& coupling);  // the same across ranks (all rows swept)
+  void start_pivots(double shift);     // c_inverse_ = D (+ the shift)
+  bool eliminate(PetscInt begin, PetscInt end);  // the rows begin..end−1 of the elimination; false at a bad pivot
   bool factor_diagonal(Mat A);         // Pivots::Diagonal's set-up; false if a diagonal block is not SPD
   // The same, or with `changed` (non-empty, the pattern of the last set-up) update()'s; the blocks kept as halves
   // if `halves` (as floats where one does not fit).

@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <petscmat.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -55,12 +56,22 @@ class RankCoupling {
   template <class Z>
   void send_up(Z&& z) const;
   void end_forward() const;
+  // The same push with 6×6 blocks, for D-ILU's elimination in the global order (eisenstat_dilu.hpp, factor_across):
+  // start_forward_blocks(); rows H; finish_push_blocks(f) before X (or L), f(k, S) with S a lower rank's 36 values
+  // for local row k; send_up_blocks(f) once the rows [0, x) are final, f(k, A_kj, out) adding row k's 36 values for
+  // the remote row j into out (A_kj row-major); end_forward() after.
+  void start_forward_blocks() const;
+  template <class F>
+  void finish_push_blocks(F&& f) const;
+  template <class F>
+  void send_up_blocks(F&& f) const;
 
  private:
   struct Neighbour {
     int rank;
     std::vector<PetscInt> rows;  // up: its global block rows that this rank's blocks touch; down: local rows it needs
     mutable std::vector<double> send, receive;  // 6 per row
+    mutable std::vector<double> block_send, block_receive;  // 36 per row
   };
   void wait_receives() const;
   void wait_sends() const;
@@ -109,6 +120,25 @@ void RankCoupling::send_up(Z&& z) const {
   for (std::size_t i = 0; i < up_.size(); ++i)
     MPI_Isend(up_[i].send.data(), static_cast<int>(up_[i].send.size()), MPI_DOUBLE, up_[i].rank, 7302, comm_,
               &sends_[i]);
+}
+
+template <class F>
+void RankCoupling::finish_push_blocks(F&& f) const {
+  wait_receives();
+  for (const Neighbour& d : down_)
+    for (std::size_t i = 0; i < d.rows.size(); ++i) f(d.rows[i], &d.block_receive[i * B * B]);
+}
+
+template <class F>
+void RankCoupling::send_up_blocks(F&& f) const {
+  for (const Neighbour& u : up_) std::fill(u.block_send.begin(), u.block_send.end(), 0.0);
+  for (std::size_t e = 0; e < row_.size(); ++e)
+    f(row_[e], &block_[e * B * B],
+      &up_[static_cast<std::size_t>(neighbour_[e])].block_send[static_cast<std::size_t>(slot_[e]) * B * B]);
+  sends_.resize(up_.size());
+  for (std::size_t i = 0; i < up_.size(); ++i)
+    MPI_Isend(up_[i].block_send.data(), static_cast<int>(up_[i].block_send.size()), MPI_DOUBLE, up_[i].rank, 7304,
+              comm_, &sends_[i]);
 }
 
 }  // namespace percussion::solvers
