@@ -436,8 +436,10 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   if (dilu_across_) {
     int rescaled = !refresh && factored_assembly_ != assemblies_ && dilu_.rescale(A_) ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &rescaled, 1, MPI_INT, MPI_MIN, comm_);
-    if (refresh || (factored_assembly_ != assemblies_ && !rescaled))
+    if (refresh || (factored_assembly_ != assemblies_ && !rescaled)) {
       count_factorisation(dilu_.factor_across(A_, coupling_, comm_));
+      ++across_set_ups_;
+    }
   } else if (refresh || (factored_assembly_ != assemblies_ && !dilu_.rescale(A_))) {
     count_factorisation(dilu_.factor(A_));
   }

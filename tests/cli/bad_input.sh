@@ -55,8 +55,8 @@ expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_hal
 expect_output "option -bdem_half_precision_factor: expected 1/0, true/false, yes/no or on/off, got '2'"
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_half_precision_split halves
 expect_output "option -bdem_half_precision_split: expected 1/0, true/false, yes/no or on/off, got 'halves'"
-expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_gauss_seidel_across_ranks sometimes
-expect_output "option -bdem_gauss_seidel_across_ranks: expected 1/0, true/false, yes/no or on/off, got 'sometimes'"
+expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_sweeps_across_ranks sometimes
+expect_output "option -bdem_sweeps_across_ranks: expected 1/0, true/false, yes/no or on/off, got 'sometimes'"
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_sub_pc_type sor
 expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are icc, dilu or sgs, got 'sor'"
 # PETSc 3.18 has no SOR for 6x6 blocks, and crashed after saying so: refused before the run.

@@ -6,7 +6,7 @@
 // 6x6 blocks (use_blocks) is block Jacobi across ranks with a single-precision IC(0) of each rank's block
 // (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead), or D-ILU or
 // block symmetric Gauss–Seidel applied by Eisenstat's trick (eisenstat_dilu.hpp: CG then runs on the split system);
-// Gauss–Seidel's sweeps run across the ranks when the caller gives preallocate() the rows' sides
+// Gauss–Seidel's and D-ILU's sweeps run across the ranks when the caller gives preallocate() the rows' sides
 // (rank_coupling.hpp). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc
 // 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
@@ -46,9 +46,9 @@ class BlockSystem {
   PetscInt local_row(std::size_t item) const {
     return local_row_.empty() ? static_cast<PetscInt>(item) : local_row_[item];
   }
-  // Block Gauss–Seidel (the default's blocks or the fallback's) sweeps across the ranks where the rows were ordered
-  // by `sides` (on by default), instead of leaving the blocks between ranks out. Call before preallocate().
-  void use_gauss_seidel_across_ranks(bool on) { across_asked_ = on; }
+  // Block Gauss–Seidel (the default's blocks or the fallback's) and D-ILU sweep across the ranks where the rows were
+  // ordered by `sides` (on by default), instead of leaving the blocks between ranks out. Call before preallocate().
+  void use_sweeps_across_ranks(bool on) { across_asked_ = on; }
   bool ready() const { return A_ != nullptr; }
 
   // With 6x6 blocks and SBAIJ, products by the rank's diagonal block use a single-precision copy of it, made at
@@ -133,8 +133,8 @@ class BlockSystem {
   // Gauss–Seidel set-ups (of the default's blocks or of the fallback) that formed only the rows changed since the
   // last one.
   long gauss_seidel_updates() const { return gauss_seidel_.partial_set_ups(); }
-  // Gauss–Seidel set-ups whose sweeps ran across the ranks.
-  long gauss_seidel_across_set_ups() const { return across_set_ups_; }
+  // Gauss–Seidel set-ups and D-ILU factorisations whose sweeps ran across the ranks.
+  long set_ups_across_ranks() const { return across_set_ups_; }
   // Solves (the same on every rank) whose factorisation no diagonal shift made positive definite on some rank;
   // each returned KSP_DIVERGED_PC_FAILED without iterating.
   long failed_set_ups() const { return failed_set_ups_; }
@@ -174,7 +174,7 @@ class BlockSystem {
   // (EisenstatDilu::update): all after zero() or a new pattern; or some other rank's, which only a full set-up
   // everywhere then covers.
   std::vector<char> changed_rows_;
-  // Gauss–Seidel across ranks: the items' rows (empty: in item order), the groups, and the coupling blocks.
+  // Sweeps across ranks: the items' rows (empty: in item order), the groups, and the coupling blocks.
   std::vector<PetscInt> local_row_;
   RankCoupling::Groups groups_;
   RankCoupling coupling_;

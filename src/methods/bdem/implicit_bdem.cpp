@@ -150,7 +150,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_half_precision_split(switch_option("half_precision_split", false));
   system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
-  system_.use_gauss_seidel_across_ranks(switch_option("gauss_seidel_across_ranks"));
+  system_.use_sweeps_across_ranks(switch_option("sweeps_across_ranks"));
   const solvers::BlockSystem::Blocks blocks = local_blocks_option();
   system_.use_blocks(blocks);
   shifting_blocks_ = blocks == solvers::BlockSystem::Blocks::Icc;
@@ -1187,7 +1187,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"fallback_solves", static_cast<double>(fallback_solves_)},
           {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
           {"gauss_seidel_partial_set_ups", static_cast<double>(system_.gauss_seidel_updates())},
-          {"gauss_seidel_across_ranks_set_ups", static_cast<double>(system_.gauss_seidel_across_set_ups())},
+          {"set_ups_across_ranks", static_cast<double>(system_.set_ups_across_ranks())},
           {"hessian_assemblies", static_cast<double>(hessian_assemblies_)},
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
