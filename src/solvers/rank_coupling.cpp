@@ -7,10 +7,6 @@
 
 namespace percussion::solvers {
 
-namespace {
-constexpr int kBackwardTag = 7301, kForwardTag = 7302, kRowsTag = 7303;
-}
-
 RankCoupling::RankCoupling(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -173,7 +169,7 @@ void RankCoupling::start_forward_blocks() const {
   receives_.resize(down_.size());
   for (std::size_t i = 0; i < down_.size(); ++i)
     MPI_Irecv(down_[i].block_receive.data(), static_cast<int>(down_[i].block_receive.size()), MPI_DOUBLE,
-              down_[i].rank, 7304, comm_, &receives_[i]);
+              down_[i].rank, kBlocksTag, comm_, &receives_[i]);
 }
 
 void RankCoupling::wait_receives() const {

@@ -1,7 +1,7 @@
 #pragma once
 // The blocks that couple one rank's rows of a symmetric 6×6-block MPISBAIJ matrix to other ranks' rows, and the
-// exchanges that let block Gauss–Seidel sweep across ranks (eisenstat_dilu.hpp, apply_across) instead of leaving
-// those blocks out (block Jacobi across ranks).
+// exchanges that let block Gauss–Seidel and D-ILU sweep across ranks (eisenstat_dilu.hpp, apply_across and
+// factor_across) instead of leaving those blocks out (block Jacobi across ranks).
 //
 // The global order of the sweeps is PETSc's: rank by rank, and within a rank the local rows, which the caller
 // orders in four groups:
@@ -67,6 +67,8 @@ class RankCoupling {
   void send_up_blocks(F&& f) const;
 
  private:
+  // Message tags: the backward sweep's values, the forward sweep's products, the rows' lists, D-ILU's Schur blocks.
+  static constexpr int kBackwardTag = 7301, kForwardTag = 7302, kRowsTag = 7303, kBlocksTag = 7304;
   struct Neighbour {
     int rank;
     std::vector<PetscInt> rows;  // up: its global block rows that this rank's blocks touch; down: local rows it needs
@@ -93,7 +95,7 @@ void RankCoupling::send_down(Z&& z) const {
     for (std::size_t i = 0; i < d.rows.size(); ++i) z(d.rows[i], &d.send[i * B]);
   sends_.resize(down_.size());
   for (std::size_t i = 0; i < down_.size(); ++i)
-    MPI_Isend(down_[i].send.data(), static_cast<int>(down_[i].send.size()), MPI_DOUBLE, down_[i].rank, 7301, comm_,
+    MPI_Isend(down_[i].send.data(), static_cast<int>(down_[i].send.size()), MPI_DOUBLE, down_[i].rank, kBackwardTag, comm_,
               &sends_[i]);
 }
 
@@ -118,7 +120,7 @@ void RankCoupling::send_up(Z&& z) const {
   }
   sends_.resize(up_.size());
   for (std::size_t i = 0; i < up_.size(); ++i)
-    MPI_Isend(up_[i].send.data(), static_cast<int>(up_[i].send.size()), MPI_DOUBLE, up_[i].rank, 7302, comm_,
+    MPI_Isend(up_[i].send.data(), static_cast<int>(up_[i].send.size()), MPI_DOUBLE, up_[i].rank, kForwardTag, comm_,
               &sends_[i]);
 }
 
@@ -137,7 +139,7 @@ void RankCoupling::send_up_blocks(F&& f) const {
       &up_[static_cast<std::size_t>(neighbour_[e])].block_send[static_cast<std::size_t>(slot_[e]) * B * B]);
   sends_.resize(up_.size());
   for (std::size_t i = 0; i < up_.size(); ++i)
-    MPI_Isend(up_[i].block_send.data(), static_cast<int>(up_[i].block_send.size()), MPI_DOUBLE, up_[i].rank, 7304,
+    MPI_Isend(up_[i].block_send.data(), static_cast<int>(up_[i].block_send.size()), MPI_DOUBLE, up_[i].rank, kBlocksTag,
               comm_, &sends_[i]);
 }
 
