@@ -149,7 +149,7 @@ void BlockSystem::destroy() {
     if (*v) VecDestroy(v);
   built_ = false;
   fused_icc_cg_ = fused_split_cg_ = fused_fallback_cg_ = false;
-  icc_assembly_ = gauss_seidel_assembly_ = -1;
+  icc_assembly_ = gauss_seidel_assembly_ = coupling_assembly_ = -1;
   across_ready_ = dilu_across_ = false;
 }
 
@@ -427,12 +427,8 @@ BlockSystem::Result BlockSystem::solve_split(std::span<const double> rhs, std::s
   // The split operator is made of the matrix's own blocks, so a changed matrix is always loaded again: with
   // new pivots when asked to refresh, else with the last ones (a lagged preconditioner).
   const long shifted_before = block_shifted_, failed_before = block_failed_;
-  if (across_ && !across_refused_ && factored_assembly_ != assemblies_) {
-    // Across the ranks (rank_coupling.hpp): the blocks between ranks of this assembly, and every rank factors or
-    // every rank rescales, since the elimination runs across them.
-    dilu_across_ = coupling_.set_up(A_, groups_);
-    if (!dilu_across_) refuse_across();
-  }
+  // Across the ranks (rank_coupling.hpp) every rank factors or every rank rescales: the elimination runs across them.
+  if (factored_assembly_ != assemblies_) dilu_across_ = couple_ranks();
   if (dilu_across_) {
     int rescaled = !refresh && factored_assembly_ != assemblies_ && dilu_.rescale(A_) ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &rescaled, 1, MPI_INT, MPI_MIN, comm_);
@@ -475,11 +471,17 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
   return to_result(cg);
 }
 
-void BlockSystem::refuse_across() {
-  across_refused_ = true;  // (a caller's promise broken once is not tried again)
-  across_ready_ = dilu_across_ = false;
-  log::info("the matrix couples rows across ranks outside their groups; the Gauss-Seidel and D-ILU sweeps leave the "
-            "blocks between ranks out (block Jacobi across ranks)");
+bool BlockSystem::couple_ranks() {
+  if (!across_ || across_refused_) return false;
+  if (coupling_assembly_ != assemblies_) {
+    coupling_assembly_ = assemblies_;
+    if (!coupling_.set_up(A_, groups_)) {  // the same answer on every rank
+      across_refused_ = true;  // (a caller's promise broken once is not tried again)
+      log::info("the matrix couples rows across ranks outside their groups; the Gauss-Seidel and D-ILU sweeps leave "
+                "the blocks between ranks out (block Jacobi across ranks)");
+    }
+  }
+  return !across_refused_;
 }
 
 void BlockSystem::to_split(const EisenstatDilu& split, const double* b, double* b_hat) const {
@@ -613,12 +615,8 @@ bool BlockSystem::set_up_gauss_seidel() {
     int usable = gauss_seidel_.update(A_, full ? std::span<const char>() : std::span<const char>(changed_rows_)) ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm_);
     gauss_seidel_usable_ = usable != 0;
-    across_ready_ = false;
-    if (gauss_seidel_usable_ && across_ && !across_refused_) {
-      across_ready_ = coupling_.set_up(A_, groups_);  // the same answer on every rank
-      if (!across_ready_) refuse_across();
-      if (across_ready_) ++across_set_ups_;
-    }
+    across_ready_ = gauss_seidel_usable_ && couple_ranks();
+    if (across_ready_) ++across_set_ups_;
     gauss_seidel_assembly_ = assemblies_;
     all_rows_changed_ = changed_elsewhere_ = false;
     std::fill(changed_rows_.begin(), changed_rows_.end(), 0);

@@ -279,23 +279,24 @@ bool EisenstatDilu::try_factor_across(double shift, const RankCoupling& coupling
   // The elimination in the global order (rank_coupling.hpp): the rows X and L also subtract the lower ranks' rows j,
   // Σ_j (C_j⁻¹ A_jk)ᵀ (C_j⁻¹ A_jk), which those ranks send once their rows H and X are final. A pivot that fails
   // does not end the sweep early: the other ranks wait for its messages.
-  const RankCoupling::Groups& g = coupling.groups();
-  const bool x_rows = g.x > g.h;
   start_pivots(shift);
-  auto pushed = [this](PetscInt k, const double* s) {
-    Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(k) * BB]) -= Eigen::Map<const Block>(s);
-  };
+  bool ok = true;
   coupling.start_forward_blocks();
-  bool ok = eliminate(0, g.h);
-  if (x_rows) coupling.finish_push_blocks(pushed);
-  ok = eliminate(g.h, g.x) && ok;
-  coupling.send_up_blocks([this](PetscInt k, const double* a, double* out) {
-    const Block scaled = Eigen::Map<const Block>(&c_inverse_[static_cast<std::size_t>(k) * BB]) * Eigen::Map<const Block>(a);
-    Eigen::Map<Block>(out).noalias() += scaled.transpose() * scaled;
-  });
-  ok = eliminate(g.x, g.l) && ok;
-  if (!x_rows) coupling.finish_push_blocks(pushed);
-  ok = eliminate(g.l, g.n) && ok;
+  coupling.in_forward_order([&](PetscInt begin, PetscInt end) { ok = eliminate(begin, end) && ok; },
+                            [&] {
+                              coupling.finish_push_blocks([this](PetscInt k, const double* s) {
+                                Eigen::Map<Block>(&c_inverse_[static_cast<std::size_t>(k) * BB]) -=
+                                    Eigen::Map<const Block>(s);
+                              });
+                            },
+                            [&] {
+                              coupling.send_up_blocks([this](PetscInt k, const double* a, double* out) {
+                                const Block scaled =
+                                    Eigen::Map<const Block>(&c_inverse_[static_cast<std::size_t>(k) * BB]) *
+                                    Eigen::Map<const Block>(a);
+                                Eigen::Map<Block>(out).noalias() += scaled.transpose() * scaled;
+                              });
+                            });
   coupling.end_forward();
   if (ok) scale_columns();
   return ok;
@@ -412,23 +413,20 @@ void EisenstatDilu::scaled_t(PetscInt row, double* z) const {
 // the blocks coupling ranks in the global order instead of left out (block Jacobi) or added as Õ t.
 
 void EisenstatDilu::backward_across(const double* u, const RankCoupling& coupling) const {
-  const RankCoupling::Groups& g = coupling.groups();
-  const bool x_rows = g.x > g.h;
+  // Rows [0, x) sweep u_k − C_k⁻¹ Σ_j A_kj C_j⁻ᵀ t_j (in w_), the higher ranks' part of the row subtracted.
+  const std::size_t top = static_cast<std::size_t>(coupling.groups().x);
+  if (z_.size() < top * B) z_.resize(top * B);
+  if (w_.size() < top * B) w_.resize(top * B);
   coupling.start_backward();
-  backward(u, g.l, g.n);
-  if (!x_rows) coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); });
-  backward(u, g.x, g.l);
-  // Rows [0, x): u_k − C_k⁻¹ Σ_j A_kj C_j⁻ᵀ t_j, the higher ranks' part of the row.
-  const std::size_t top = static_cast<std::size_t>(g.x) * B;
-  if (z_.size() < top) z_.resize(top);
-  if (w_.size() < top) w_.resize(top);
-  coupling.finish_pull(z_.data());
-  for (std::size_t k = 0; k < static_cast<std::size_t>(g.x); ++k)
-    Eigen::Map<Vec>{&w_[k * B]} = Eigen::Map<const Vec>(u + k * B) -
-                                  Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(&z_[k * B]);
-  backward(w_.data(), g.h, g.x);
-  if (x_rows) coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); });
-  backward(w_.data(), 0, g.h);
+  coupling.in_backward_order(
+      [&](PetscInt begin, PetscInt end) { backward(begin < coupling.groups().x ? w_.data() : u, begin, end); },
+      [&] {
+        coupling.finish_pull(z_.data());
+        for (std::size_t k = 0; k < top; ++k)
+          Eigen::Map<Vec>{&w_[k * B]} = Eigen::Map<const Vec>(u + k * B) -
+                                        Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(&z_[k * B]);
+      },
+      [&] { coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); }); });
   coupling.end_backward();
 }
 
@@ -441,45 +439,37 @@ void EisenstatDilu::add_pushed(PetscInt row, const double* v) const {
 
 double EisenstatDilu::apply_across(const double* u, double* out, const RankCoupling& coupling) const {
   backward_across(u, coupling);
-  const RankCoupling::Groups& g = coupling.groups();
-  const bool x_rows = g.x > g.h;
   const std::size_t n = static_cast<std::size_t>(n_);
   if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
-  auto pushed = [this](PetscInt k, const double* v) { add_pushed(k, v); };
+  double dot = 0;
   coupling.start_forward();
-  double dot = forward(u, nullptr, out, 0, g.h);
-  if (x_rows) coupling.finish_push(pushed);
-  dot += forward(u, nullptr, out, g.h, g.x);
-  // w_k = out_k − t_k, the value the forward sweep pushed from row k.
-  coupling.send_up([&](PetscInt k, double* z) {
-    const std::size_t kk = static_cast<std::size_t>(k);
-    const Vec w = Eigen::Map<const Vec>(out + kk * B) - Eigen::Map<const VecF>(&t_[kk * S]).cast<double>();
-    Eigen::Map<Vec>(z).noalias() = Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * w;
-  });
-  dot += forward(u, nullptr, out, g.x, g.l);
-  if (!x_rows) coupling.finish_push(pushed);
-  dot += forward(u, nullptr, out, g.l, g.n);
+  coupling.in_forward_order(
+      [&](PetscInt begin, PetscInt end) { dot += forward(u, nullptr, out, begin, end); },
+      [&] { coupling.finish_push([this](PetscInt k, const double* v) { add_pushed(k, v); }); },
+      [&] {
+        coupling.send_up([&](PetscInt k, double* z) {  // w_k = out_k − t_k, the value row k pushed
+          const std::size_t kk = static_cast<std::size_t>(k);
+          const Vec w = Eigen::Map<const Vec>(out + kk * B) - Eigen::Map<const VecF>(&t_[kk * S]).cast<double>();
+          Eigen::Map<Vec>(z).noalias() = Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * w;
+        });
+      });
   coupling.end_forward();
   return dot;
 }
 
 void EisenstatDilu::to_split_across(const double* b, double* b_hat, const RankCoupling& coupling) const {
-  const RankCoupling::Groups& g = coupling.groups();
-  const bool x_rows = g.x > g.h;
   scale_into_acc(b);
-  auto pushed = [this](PetscInt k, const double* v) { add_pushed(k, v); };
   coupling.start_forward();
-  forward_solve(b_hat, 0, g.h);
-  if (x_rows) coupling.finish_push(pushed);
-  forward_solve(b_hat, g.h, g.x);
-  coupling.send_up([&](PetscInt k, double* z) {
-    const std::size_t kk = static_cast<std::size_t>(k);
-    Eigen::Map<Vec>(z).noalias() =
-        Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * Eigen::Map<const Vec>(b_hat + kk * B);
-  });
-  forward_solve(b_hat, g.x, g.l);
-  if (!x_rows) coupling.finish_push(pushed);
-  forward_solve(b_hat, g.l, g.n);
+  coupling.in_forward_order(
+      [&](PetscInt begin, PetscInt end) { forward_solve(b_hat, begin, end); },
+      [&] { coupling.finish_push([this](PetscInt k, const double* v) { add_pushed(k, v); }); },
+      [&] {
+        coupling.send_up([&](PetscInt k, double* z) {
+          const std::size_t kk = static_cast<std::size_t>(k);
+          Eigen::Map<Vec>(z).noalias() =
+              Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * Eigen::Map<const Vec>(b_hat + kk * B);
+        });
+      });
   coupling.end_forward();
 }
 

@@ -65,7 +65,7 @@ bool RankCoupling::set_up(Mat A, const Groups& groups) {
     pattern[2 * e] = row[e];
     pattern[2 * e + 1] = column[e];
   }
-  int changed = pattern != pattern_ || up_.empty() != row.empty() ? 1 : 0;
+  int changed = pattern != pattern_ ? 1 : 0;
   int flags[2] = {bad, changed};
   MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm_);
   if (flags[0]) return false;
@@ -135,12 +135,21 @@ bool RankCoupling::set_up(Mat A, const Groups& groups) {
   return true;
 }
 
-void RankCoupling::start_backward() const {
-  receives_.resize(up_.size());
-  for (std::size_t i = 0; i < up_.size(); ++i)
-    MPI_Irecv(up_[i].receive.data(), static_cast<int>(up_[i].receive.size()), MPI_DOUBLE, up_[i].rank, kBackwardTag,
+void RankCoupling::post_receives(std::vector<Neighbour>& from, Buffer buffer, int tag) const {
+  receives_.resize(from.size());
+  for (std::size_t i = 0; i < from.size(); ++i)
+    MPI_Irecv((from[i].*buffer).data(), static_cast<int>((from[i].*buffer).size()), MPI_DOUBLE, from[i].rank, tag,
               comm_, &receives_[i]);
 }
+
+void RankCoupling::post_sends(std::vector<Neighbour>& to, Buffer buffer, int tag) const {
+  sends_.resize(to.size());
+  for (std::size_t i = 0; i < to.size(); ++i)
+    MPI_Isend((to[i].*buffer).data(), static_cast<int>((to[i].*buffer).size()), MPI_DOUBLE, to[i].rank, tag, comm_,
+              &sends_[i]);
+}
+
+void RankCoupling::start_backward() const { post_receives(up_, &Neighbour::receive, kBackwardTag); }
 
 void RankCoupling::finish_pull(double* c) const {
   wait_receives();
@@ -156,21 +165,11 @@ void RankCoupling::finish_pull(double* c) const {
 
 void RankCoupling::end_backward() const { wait_sends(); }
 
-void RankCoupling::start_forward() const {
-  receives_.resize(down_.size());
-  for (std::size_t i = 0; i < down_.size(); ++i)
-    MPI_Irecv(down_[i].receive.data(), static_cast<int>(down_[i].receive.size()), MPI_DOUBLE, down_[i].rank,
-              kForwardTag, comm_, &receives_[i]);
-}
+void RankCoupling::start_forward() const { post_receives(down_, &Neighbour::receive, kForwardTag); }
 
 void RankCoupling::end_forward() const { wait_sends(); }
 
-void RankCoupling::start_forward_blocks() const {
-  receives_.resize(down_.size());
-  for (std::size_t i = 0; i < down_.size(); ++i)
-    MPI_Irecv(down_[i].block_receive.data(), static_cast<int>(down_[i].block_receive.size()), MPI_DOUBLE,
-              down_[i].rank, kBlocksTag, comm_, &receives_[i]);
-}
+void RankCoupling::start_forward_blocks() const { post_receives(down_, &Neighbour::block_receive, kBlocksTag); }
 
 void RankCoupling::wait_receives() const {
   MPI_Waitall(static_cast<int>(receives_.size()), receives_.data(), MPI_STATUSES_IGNORE);

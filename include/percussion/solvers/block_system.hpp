@@ -182,9 +182,12 @@ class BlockSystem {
   long across_set_ups_ = 0;
   bool dilu_across_ = false;  // D-ILU's last factorisation ran across the ranks
   bool across(const EisenstatDilu& split) const {
-    return (across_ready_ && &split == &gauss_seidel_) || (dilu_across_ && &split == &dilu_);
+    return !across_refused_ && ((across_ready_ && &split == &gauss_seidel_) || (dilu_across_ && &split == &dilu_));
   }
-  void refuse_across();  // the caller's groups do not match the matrix: block Jacobi across ranks from now on
+  // Collective: the coupling blocks of the current assembly read (once per assembly); false when the rows were not
+  // ordered or the caller's groups do not match the matrix (then block Jacobi across ranks from now on).
+  bool couple_ranks();
+  long coupling_assembly_ = -1;
   void order_rows(std::span<const char> sides, bool across);  // local_row_ and groups_ from the items' sides
   void to_split(const EisenstatDilu& split, const double* b, double* b_hat) const;
   void from_split(const EisenstatDilu& split, const double* y_hat, double* y) const;

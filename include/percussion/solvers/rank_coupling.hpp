@@ -66,22 +66,37 @@ class RankCoupling {
   template <class F>
   void send_up_blocks(F&& f) const;
 
+  // The order above, once: rows(begin, end) sweeps local rows, receive() waits for the other side's messages (before
+  // X, or before L / H when there is no X), send() sends ours (once the rows the other side needs are swept).
+  template <class Rows, class Receive, class Send>
+  void in_forward_order(Rows&& rows, Receive&& receive, Send&& send) const;
+  template <class Rows, class Receive, class Send>
+  void in_backward_order(Rows&& rows, Receive&& receive, Send&& send) const;
+
  private:
   // Message tags: the backward sweep's values, the forward sweep's products, the rows' lists, D-ILU's Schur blocks.
   static constexpr int kBackwardTag = 7301, kForwardTag = 7302, kRowsTag = 7303, kBlocksTag = 7304;
   struct Neighbour {
     int rank;
     std::vector<PetscInt> rows;  // up: its global block rows that this rank's blocks touch; down: local rows it needs
-    mutable std::vector<double> send, receive;  // 6 per row
-    mutable std::vector<double> block_send, block_receive;  // 36 per row
+    std::vector<double> send, receive;              // 6 per row
+    std::vector<double> block_send, block_receive;  // 36 per row
   };
+  using Buffer = std::vector<double> Neighbour::*;
+  void post_receives(std::vector<Neighbour>& from, Buffer buffer, int tag) const;
+  void post_sends(std::vector<Neighbour>& to, Buffer buffer, int tag) const;
+  // Waits for the posted receives, then f(local row, its `width` values) for each row of `from`.
+  template <class F>
+  void deliver(const std::vector<Neighbour>& from, Buffer buffer, std::size_t width, F&& f) const;
   void wait_receives() const;
   void wait_sends() const;
 
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   Groups groups_;
-  std::vector<Neighbour> up_, down_;  // higher ranks whose rows this rank's blocks touch; lower ranks that need ours
+  // Higher ranks whose rows this rank's blocks touch; lower ranks that need ours. (Their buffers change in the const
+  // sweeps.)
+  mutable std::vector<Neighbour> up_, down_;
   // The blocks: entry e couples local row row_[e] to row slot_[e] of up_[neighbour_[e]] (36 values, row-major).
   std::vector<PetscInt> row_, neighbour_, slot_;
   std::vector<double> block_;
@@ -91,24 +106,26 @@ class RankCoupling {
 
 template <class Z>
 void RankCoupling::send_down(Z&& z) const {
-  for (const Neighbour& d : down_)
+  for (Neighbour& d : down_)
     for (std::size_t i = 0; i < d.rows.size(); ++i) z(d.rows[i], &d.send[i * B]);
-  sends_.resize(down_.size());
-  for (std::size_t i = 0; i < down_.size(); ++i)
-    MPI_Isend(down_[i].send.data(), static_cast<int>(down_[i].send.size()), MPI_DOUBLE, down_[i].rank, kBackwardTag, comm_,
-              &sends_[i]);
+  post_sends(down_, &Neighbour::send, kBackwardTag);
+}
+
+template <class F>
+void RankCoupling::deliver(const std::vector<Neighbour>& from, Buffer buffer, std::size_t width, F&& f) const {
+  wait_receives();
+  for (const Neighbour& nb : from)
+    for (std::size_t i = 0; i < nb.rows.size(); ++i) f(nb.rows[i], &(nb.*buffer)[i * width]);
 }
 
 template <class F>
 void RankCoupling::finish_push(F&& f) const {
-  wait_receives();
-  for (const Neighbour& d : down_)
-    for (std::size_t i = 0; i < d.rows.size(); ++i) f(d.rows[i], &d.receive[i * B]);
+  deliver(down_, &Neighbour::receive, B, f);
 }
 
 template <class Z>
 void RankCoupling::send_up(Z&& z) const {
-  for (const Neighbour& u : up_) std::fill(u.send.begin(), u.send.end(), 0.0);
+  for (Neighbour& u : up_) std::fill(u.send.begin(), u.send.end(), 0.0);
   double zk[B];
   PetscInt last = -1;
   for (std::size_t e = 0; e < row_.size(); ++e) {
@@ -118,29 +135,47 @@ void RankCoupling::send_up(Z&& z) const {
     for (int r = 0; r < B; ++r)
       for (int c = 0; c < B; ++c) v[c] += a[r * B + c] * zk[r];  // v_j += A_kjᵀ z_k
   }
-  sends_.resize(up_.size());
-  for (std::size_t i = 0; i < up_.size(); ++i)
-    MPI_Isend(up_[i].send.data(), static_cast<int>(up_[i].send.size()), MPI_DOUBLE, up_[i].rank, kForwardTag, comm_,
-              &sends_[i]);
+  post_sends(up_, &Neighbour::send, kForwardTag);
 }
 
 template <class F>
 void RankCoupling::finish_push_blocks(F&& f) const {
-  wait_receives();
-  for (const Neighbour& d : down_)
-    for (std::size_t i = 0; i < d.rows.size(); ++i) f(d.rows[i], &d.block_receive[i * B * B]);
+  deliver(down_, &Neighbour::block_receive, B * B, f);
 }
 
 template <class F>
 void RankCoupling::send_up_blocks(F&& f) const {
-  for (const Neighbour& u : up_) std::fill(u.block_send.begin(), u.block_send.end(), 0.0);
+  for (Neighbour& u : up_) std::fill(u.block_send.begin(), u.block_send.end(), 0.0);
   for (std::size_t e = 0; e < row_.size(); ++e)
     f(row_[e], &block_[e * B * B],
       &up_[static_cast<std::size_t>(neighbour_[e])].block_send[static_cast<std::size_t>(slot_[e]) * B * B]);
-  sends_.resize(up_.size());
-  for (std::size_t i = 0; i < up_.size(); ++i)
-    MPI_Isend(up_[i].block_send.data(), static_cast<int>(up_[i].block_send.size()), MPI_DOUBLE, up_[i].rank, kBlocksTag,
-              comm_, &sends_[i]);
+  post_sends(up_, &Neighbour::block_send, kBlocksTag);
+}
+
+template <class Rows, class Receive, class Send>
+void RankCoupling::in_forward_order(Rows&& rows, Receive&& receive, Send&& send) const {
+  const Groups& g = groups_;
+  const bool x_rows = g.x > g.h;
+  rows(PetscInt{0}, g.h);
+  if (x_rows) receive();
+  rows(g.h, g.x);
+  send();
+  rows(g.x, g.l);
+  if (!x_rows) receive();
+  rows(g.l, g.n);
+}
+
+template <class Rows, class Receive, class Send>
+void RankCoupling::in_backward_order(Rows&& rows, Receive&& receive, Send&& send) const {
+  const Groups& g = groups_;
+  const bool x_rows = g.x > g.h;
+  rows(g.l, g.n);
+  if (!x_rows) send();
+  rows(g.x, g.l);
+  receive();
+  rows(g.h, g.x);
+  if (x_rows) send();
+  rows(PetscInt{0}, g.h);
 }
 
 }  // namespace percussion::solvers
