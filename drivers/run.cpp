@@ -222,6 +222,16 @@ int run(const RunArgs& args, int argc, char** argv) {
   const auto stats = method->timers().reduce(comm, wall);
   const long steps_run = method->step() - start_step;
   const double rate = loop > 0 ? static_cast<double>(method->global_particles()) * steps_run / loop : 0;
+  // Owned and ghost particles per rank at the end, min / avg / max (LAMMPS's Nlocal / Nghost): the balance of the
+  // partition and the size of the halo.
+  const double mine[2] = {static_cast<double>(method->local_particles()), static_cast<double>(method->local_ghosts())};
+  double lowest[2], highest[2], total[2];
+  MPI_Allreduce(mine, lowest, 2, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(mine, highest, 2, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(mine, total, 2, MPI_DOUBLE, MPI_SUM, comm);
+  nlohmann::json per_rank = nlohmann::json::object();
+  for (int k = 0; k < 2; ++k)
+    per_rank[k == 0 ? "owned" : "ghosts"] = {{"min", lowest[k]}, {"avg", total[k] / size}, {"max", highest[k]}};
   if (rank == 0) {
     std::ostringstream o;
     o << "stopped at step " << method->step() << ", t = " << method->time() << " s (" << reason << ")\n";
@@ -233,6 +243,8 @@ int run(const RunArgs& args, int argc, char** argv) {
         << s.percent << "\n";
     o << std::defaultfloat << std::setprecision(4) << "wall " << wall << " s, " << steps_run << " steps, "
       << rate << " particle-steps/s, " << rate / size << " per core\n";
+    o << "particles per rank (min / avg / max): owned " << lowest[0] << " / " << total[0] / size << " / " << highest[0]
+      << ", ghosts " << lowest[1] << " / " << total[1] / size << " / " << highest[1] << "\n";
     o << "energy: kinetic " << final_obs.kinetic << ", potential " << final_obs.potential << ", total "
       << final_obs.total << "; bonds broken " << final_obs.bonds_broken << ", contacts " << final_obs.contacts;
     for (const auto& [name, value] : method->counters()) o << "\n" << name << " " << value;
@@ -246,6 +258,7 @@ int run(const RunArgs& args, int argc, char** argv) {
         {"particles", method->global_particles()}, {"bonds", method->global_bonds()}, {"start_step", start_step},
         {"steps", method->step()}, {"steps_run", steps_run}, {"time_step", dt}, {"simulated_time", method->time()},
         {"wall_seconds", wall}, {"loop_seconds", loop}, {"particle_steps_per_second", rate}, {"particle_steps_per_second_per_core", rate / size},
+        {"particles_per_rank", per_rank},
         {"phases", phases}, {"counters", method->counters()}, {"final", observables_json(final_obs)}, {"exit", reason},
         {"restarted_from", restart_file}, {"last_checkpoint", checkpoints.final_path(method->step())}};
     std::ofstream(fs::path(args.out) / "summary.json") << summary.dump(2) << "\n";

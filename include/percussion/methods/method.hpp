@@ -26,6 +26,7 @@ class Method {
   virtual std::int64_t global_particles() const = 0;
   virtual std::int64_t global_bonds() const = 0;
   virtual std::int64_t local_particles() const = 0;
+  virtual std::int64_t local_ghosts() const { return 0; }     // copies of other ranks' items held here
   virtual void advance() = 0;                                  // one time step, collective
   virtual Observables observables() = 0;                       // collective, same on every rank
   virtual void write_frame(io::TrajectoryWriter& writer) = 0;  // collective

@@ -1,8 +1,9 @@
 #pragma once
 // Owned items first, then ghosts: the one routine that moves item data between ranks.
 //
-// build() decides which owned items every other rank needs as ghosts: all items within `cutoff` of that rank's
-// owned bounding box (contact neighbours), plus items it explicitly requests (bond partners). forward() copies
+// build() decides which owned items every other rank needs as ghosts: all items within `cutoff` of a grid cell
+// (edge = cutoff) that one of that rank's items occupies (contact neighbours), plus items it explicitly requests
+// (bond partners). forward() copies
 // owned values into the ghost slots of the ranks that hold them. The reverse channel carries per-pair results
 // computed next to a ghost back to the ghost's owner, entry by entry (never pre-summed), so owners can add
 // contributions in a fixed order and results do not depend on the partition.

@@ -23,6 +23,7 @@ class BdemMethod : public Method {
   std::int64_t global_particles() const override { return d_.n_global; }
   std::int64_t global_bonds() const override { return d_.bonds_global; }
   std::int64_t local_particles() const override { return static_cast<std::int64_t>(d_.n_owned); }
+  std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(d_.x.size() - d_.n_owned); }
   void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
   PhaseTimers& timers() override { return timers_; }
 
