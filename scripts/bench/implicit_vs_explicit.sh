@@ -13,12 +13,15 @@
 # form; the "form" column says which ran).
 # FRACTURE_CUT_RATIO=R runs them with implicit.fracture_cut_ratio = R (steps that leave a bond over R times its
 # strength are halved, within implicit.step_cuts).
+# STEP_FACTOR=F runs them with implicit.step_factor = F (steps of F critical steps T instead of the scene's; the
+# scenes with a fixed time.step refuse it). WINDOW_STEPS still counts the scene's own implicit steps, so every
+# STEP_FACTOR covers the same simulated window.
 # REPEAT=N (default 1) runs the explicit and the implicit copy N times each, alternating, and takes each one's
 # shortest time loop: on a shared machine another tenant's load moves single runs by 20-30 %.
 # REPORT=DIR prints the table again from the run directories a KEEP=1 run left in DIR, running nothing.
 # RANKS=N (default 1) runs every copy on N MPI ranks (mpirun --oversubscribe beyond the cores): the speed-up
-# on a cluster node, with each integrator's own parallel overheads (halo exchange; the implicit block Jacobi
-# preconditioner's one block per rank, which adds Krylov iterations).
+# on a cluster node, with each integrator's own parallel overheads (halo exchanges; the Gauss-Seidel and D-ILU
+# sweeps cross the ranks, so the Krylov iterations stay the 1-rank ones, while IC(0) is one block per rank).
 # REFERENCE=1 (the default without WINDOW_STEPS) also runs each scene explicitly at half the explicit step, and
 # prints how far the explicit broken-bond set itself moves when the step is halved: the overlap that
 # implicit-vs-explicit can be expected to reach on that scene.
@@ -277,6 +280,11 @@ critical = min(b["particle_radius"] * math.sqrt(2 * material(b["material"])["den
                for b in scene["bodies"])
 step = scene["time"].get("step")
 implicit_step = step or scene.get("implicit", {}).get("step_factor", 20) * critical  # before any change
+step_factor = os.environ.get("STEP_FACTOR", "")
+if integrator == "implicit" and step_factor and not optimizer:  # (not the optimisers' comparison)
+    if step is not None:
+        sys.exit(f"bench: {src} sets time.step; STEP_FACTOR applies to scenes that take implicit.step_factor")
+    scene.setdefault("implicit", {})["step_factor"] = float(step_factor)
 if integrator == "explicit" and step is not None and step > critical:
     del scene["time"]["step"]
     print(f"bench: {src}: explicit copy drops time.step = {step:g} s (> critical step {critical:.3g} s)",
