@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <unordered_set>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 namespace percussion::parallel {
 namespace {
@@ -40,65 +40,66 @@ double box_distance2(const Eigen::Vector3d& p, const double* lo, const double* h
   return d2;
 }
 
-// The cells of a grid with edge h that a set of points occupies. Coordinates are clamped far out, where a cell's
-// box then reaches to infinity, so every test stays conservative.
-class OccupiedCells {
+// Cells of a grid with edge h, as integer triples. Coordinates are clamped far out, where a cell's box then
+// reaches to infinity, so every test stays conservative.
+using Cell = std::array<std::int64_t, 3>;
+constexpr std::int64_t kFarCell = std::int64_t{1} << 40;
+
+std::int64_t clamp_cell(std::int64_t i) { return std::clamp(i, -kFarCell, kFarCell); }
+
+Cell cell_of(const Eigen::Vector3d& p, double h) {
+  Cell c;
+  for (int k = 0; k < 3; ++k) {
+    const double f = std::floor(p[k] / h);
+    c[k] = !(f > -static_cast<double>(kFarCell)) ? -kFarCell
+           : f >= static_cast<double>(kFarCell)  ? kFarCell
+                                                  : static_cast<std::int64_t>(f);
+  }
+  return c;
+}
+
+void cell_box(const Cell& c, double h, double* lo, double* hi) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = c[k] <= -kFarCell ? -inf : static_cast<double>(c[k]) * h;
+    hi[k] = c[k] >= kFarCell ? inf : static_cast<double>(c[k] + 1) * h;
+  }
+}
+
+// The cells the points occupy, ascending, each once.
+std::vector<Cell> occupied_cells(std::span<const Eigen::Vector3d> points, double h) {
+  std::vector<Cell> cells;
+  cells.reserve(points.size());
+  for (const auto& p : points) cells.push_back(cell_of(p, h));
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  return cells;
+}
+
+// Another rank's occupied cells, received as (i, j, k) triples.
+class CellSet {
  public:
-  using Cell = std::array<std::int64_t, 3>;
-
-  OccupiedCells(std::span<const Eigen::Vector3d> points, double h) : h_(h) {
-    cells_.reserve(points.size());
-    for (const auto& p : points) cells_.push_back(cell_of(p));
-    std::sort(cells_.begin(), cells_.end());
-    cells_.erase(std::unique(cells_.begin(), cells_.end()), cells_.end());
-    index();
-  }
-  // From (i, j, k) triples, as sorted() lists them.
-  OccupiedCells(std::span<const std::int64_t> triples, double h) : h_(h) {
-    for (std::size_t t = 0; t + 2 < triples.size(); t += 3) cells_.push_back({triples[t], triples[t + 1], triples[t + 2]});
-    index();
+  CellSet(std::span<const std::int64_t> triples, double h) : h_(h) {
+    set_.reserve(2 * triples.size() / 3);
+    for (std::size_t t = 0; t + 2 < triples.size(); t += 3) set_.insert({triples[t], triples[t + 1], triples[t + 2]});
   }
 
-  const std::vector<Cell>& sorted() const { return cells_; }
-
-  void box(const Cell& c, double* lo, double* hi) const {
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    for (int k = 0; k < 3; ++k) {
-      lo[k] = c[k] <= -kMax ? -inf : static_cast<double>(c[k]) * h_;
-      hi[k] = c[k] >= kMax ? inf : static_cast<double>(c[k] + 1) * h_;
-    }
-  }
-
-  // Whether an occupied cell lies within sqrt(reach2) <= h of p: only the ring of cells around p's can.
+  // Whether a cell of the set lies within sqrt(reach2) <= h of p: only the ring of cells around p's can.
   bool within(const Eigen::Vector3d& p, double reach2) const {
-    const Cell c = cell_of(p);
+    const Cell c = cell_of(p, h_);
     double lo[3], hi[3];
     for (std::int64_t dz = -1; dz <= 1; ++dz)
       for (std::int64_t dy = -1; dy <= 1; ++dy)
         for (std::int64_t dx = -1; dx <= 1; ++dx) {
-          const Cell n{clamp(c[0] + dx), clamp(c[1] + dy), clamp(c[2] + dz)};
+          const Cell n{clamp_cell(c[0] + dx), clamp_cell(c[1] + dy), clamp_cell(c[2] + dz)};
           if (!set_.contains(n)) continue;
-          box(n, lo, hi);
+          cell_box(n, h_, lo, hi);
           if (box_distance2(p, lo, hi) <= reach2) return true;
         }
     return false;
   }
 
  private:
-  static constexpr std::int64_t kMax = std::int64_t{1} << 40;
-  static std::int64_t clamp(std::int64_t i) { return std::clamp(i, -kMax, kMax); }
-  Cell cell_of(const Eigen::Vector3d& p) const {
-    Cell c;
-    for (int k = 0; k < 3; ++k) {
-      const double f = std::floor(p[k] / h_);
-      c[k] = !(f > -static_cast<double>(kMax)) ? -kMax : f >= static_cast<double>(kMax) ? kMax : static_cast<std::int64_t>(f);
-    }
-    return c;
-  }
-  void index() {
-    set_.reserve(2 * cells_.size());
-    set_.insert(cells_.begin(), cells_.end());
-  }
   struct Hash {
     std::size_t operator()(const Cell& c) const {
       return static_cast<std::size_t>(static_cast<std::uint64_t>(c[0]) * 0x9E3779B97F4A7C15ULL ^
@@ -107,7 +108,6 @@ class OccupiedCells {
     }
   };
   double h_;
-  std::vector<Cell> cells_;
   std::unordered_set<Cell, Hash> set_;
 };
 
@@ -152,13 +152,13 @@ void Halo::build(std::span<const Eigen::Vector3d> owned_x, std::span<const std::
   for (int r = 0; r < size_; ++r)
     if (r != rank_ && n_owned_ > 0 && near_box(r, mine, mine + 3, cutoff)) near_ranks.push_back(r);
   const double edge = cutoff * (1 + 1e-9);  // above the cut-off, so rounding in floor(x / edge) loses no cell
-  const OccupiedCells cells(owned_x, edge);
   std::vector<std::vector<std::int64_t>> my_cells(size_);
-  for (int r : near_ranks)
-    for (const auto& c : cells.sorted()) {
+  if (!near_ranks.empty())
+    for (const Cell& c : occupied_cells(owned_x, edge)) {
       double lo[3], hi[3];
-      cells.box(c, lo, hi);
-      if (near_box(r, lo, hi, cutoff)) my_cells[r].insert(my_cells[r].end(), c.begin(), c.end());
+      cell_box(c, edge, lo, hi);
+      for (int r : near_ranks)
+        if (near_box(r, lo, hi, cutoff)) my_cells[r].insert(my_cells[r].end(), c.begin(), c.end());
     }
   std::vector<int> cell_counts;
   const std::vector<std::int64_t> their_cells = alltoallv_int64(comm_, my_cells, cell_counts);
@@ -167,7 +167,7 @@ void Halo::build(std::span<const Eigen::Vector3d> owned_x, std::span<const std::
     const std::size_t begin = at_cell;
     at_cell += static_cast<std::size_t>(cell_counts[r]);
     if (begin == at_cell) continue;
-    const OccupiedCells theirs(std::span<const std::int64_t>(their_cells).subspan(begin, at_cell - begin), edge);
+    const CellSet theirs(std::span<const std::int64_t>(their_cells).subspan(begin, at_cell - begin), edge);
     const double* lo = &box[6 * r];
     for (std::size_t i = 0; i < n_owned_; ++i)
       if (box_distance2(owned_x[i], lo, lo + 3) <= c2 && theirs.within(owned_x[i], c2))
