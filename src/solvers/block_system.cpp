@@ -317,20 +317,34 @@ void BlockSystem::add_at(PetscInt position, const double* v) {
 }
 
 void BlockSystem::assemble() {
+  if (!diagonal_inserted_) {
+    const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+    if (!local_first_.empty()) {  // the pattern is known: each row's diagonal block is its first
+      if (!local_values_) {
+        Mat local = nullptr;
+        petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
+        petsc_check(MatSeqSBAIJGetArray(local, &local_values_), "MatSeqSBAIJGetArray");
+      }
+      for (PetscInt r = 0; r < n_owned_; ++r) {
+        const double* v = &diagonal_[static_cast<std::size_t>(r) * bb];
+        double* block = local_values_ + static_cast<std::size_t>(local_first_[static_cast<std::size_t>(r)]) * bb;
+        for (int i = 0; i < SbaijBlock::kBlock; ++i)  // column by column, as add_at
+          for (int j = 0; j < SbaijBlock::kBlock; ++j) block[j * SbaijBlock::kBlock + i] += v[i * SbaijBlock::kBlock + j];
+      }
+    } else {
+      for (PetscInt r = 0; r < n_owned_; ++r) {
+        const PetscInt row = first_row_ + r;
+        petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &row, &diagonal_[static_cast<std::size_t>(r) * bb], ADD_VALUES),
+                    "MatSetValuesBlocked");
+      }
+    }
+    diagonal_inserted_ = true;  // later additions before zero() go to the matrix directly
+  }
   if (local_values_) {
     Mat local = nullptr;
     petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
     petsc_check(MatSeqSBAIJRestoreArray(local, &local_values_), "MatSeqSBAIJRestoreArray");
     local_values_ = nullptr;
-  }
-  if (!diagonal_inserted_) {
-    const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
-    for (PetscInt r = 0; r < n_owned_; ++r) {
-      const PetscInt row = first_row_ + r;
-      petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &row, &diagonal_[static_cast<std::size_t>(r) * bb], ADD_VALUES),
-                  "MatSetValuesBlocked");
-    }
-    diagonal_inserted_ = true;  // later additions before zero() go to the matrix directly
   }
   diagonal_inverted_ = false;
   ++assemblies_;

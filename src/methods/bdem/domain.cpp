@@ -3,6 +3,7 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <tuple>
 
@@ -109,17 +110,32 @@ void Domain::take_my_part(const GlobalModel& g) {
 }
 
 bool Domain::needs_rebuild(long step) {
-  double local[2] = {0, 0};  // max squared displacement since the last rebuild; non-finite flag
+  // The pair lists hold every pair within r_a + r_b + skin at the last rebuild. A displacement common to all
+  // particles changes no distance, so what counts is each particle's displacement d_i minus a common one t:
+  // |Δ(p_j − p_i)| = |(d_j − t) − (d_i − t)| ≤ 2 max_i |d_i − t|. With t the centre of the displacements' bounding
+  // box (exact under MPI's min and max, so every rank count decides alike), a body in flight rebuilds when it
+  // deforms, not every half-skin it falls.
+  double box[7];  // −min and max of each displacement component, non-finite flag
+  std::fill_n(box, 6, -std::numeric_limits<double>::infinity());
+  box[6] = 0;
   for (std::size_t i = 0; i < n_owned; ++i) {
-    local[0] = std::max(local[0], (x[i] - x_ref_[i]).squaredNorm());
-    if (!std::isfinite(x[i].sum() + q[i].sum() + v[i].sum() + w[i].sum())) local[1] = 1;
+    const Eigen::Vector3d d = x[i] - x_ref_[i];
+    for (int a = 0; a < 3; ++a) {
+      box[a] = std::max(box[a], -d[a]);
+      box[3 + a] = std::max(box[3 + a], d[a]);
+    }
+    if (!std::isfinite(x[i].sum() + q[i].sum() + v[i].sum() + w[i].sum())) box[6] = 1;
   }
-  double global[2];
-  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm);
-  if (global[1] > 0)
+  MPI_Allreduce(MPI_IN_PLACE, box, 7, MPI_DOUBLE, MPI_MAX, comm);
+  if (box[6] > 0)
     throw NumericalError("non-finite particle state at step " + std::to_string(step) +
                          " (time step too large for the stiffness?)");
-  return 2 * std::sqrt(global[0]) > skin;
+  if (!std::isfinite(box[0])) return false;  // no particle anywhere
+  const Eigen::Vector3d t(0.5 * (box[3] - box[0]), 0.5 * (box[4] - box[1]), 0.5 * (box[5] - box[2]));
+  double largest = 0;  // max |d_i − t|²
+  for (std::size_t i = 0; i < n_owned; ++i) largest = std::max(largest, (x[i] - x_ref_[i] - t).squaredNorm());
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return 2 * std::sqrt(largest) > skin;
 }
 
 void Domain::refresh_ghosts() {
@@ -162,14 +178,9 @@ void Domain::rebuild() {
   ++rebuilds_;
 }
 
-void Domain::send_to_owners(std::span<const double> per_pair, int width, std::vector<double>& received) {
+void Domain::send_to_owners(std::span<const double> per_entry, int width, std::vector<double>& received) {
   ScopedPhase timer(timers_, Phase::Halo);
-  std::vector<double> out(reverse_slot_.size() * static_cast<std::size_t>(width));
-  for (std::size_t e = 0; e < reverse_slot_.size(); ++e) {
-    const std::size_t k = static_cast<std::size_t>(reverse_slot_[e]) / 2;  // slot 2k+1 is side b of pair k
-    std::copy_n(&per_pair[k * width], width, &out[e * width]);
-  }
-  halo_.reverse(out, width, received);
+  halo_.reverse(per_entry, width, received);
 }
 
 void Domain::forward(std::vector<double>& field) {

@@ -218,7 +218,7 @@ std::vector<char> ImplicitBdem::rank_sides() {
   if (d_.size == 1) return sides;
   std::vector<double> owner(d_.x.size(), static_cast<double>(d_.rank));
   d_.forward(owner);
-  std::vector<double> mine(d_.pairs.size(), static_cast<double>(d_.rank)), received;
+  std::vector<double> mine(d_.outgoing_entries(), static_cast<double>(d_.rank)), received;
   d_.send_to_owners(mine, 1, received);
   auto mark = [&](std::size_t i, double rank) {
     if (rank != d_.rank) sides[i] |= rank < d_.rank ? solvers::BlockSystem::kLowerRank : solvers::BlockSystem::kHigherRank;
@@ -324,7 +324,8 @@ double ImplicitBdem::evaluate(Want want) {
       plane_contact_hessian_.assign(n, Eigen::Matrix3d::Zero());
     }
     if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
-    if (want == Want::Hessian) ghost_rows_.resize(np * kGhostRowWidth);  // only pairs with a ghost b are used
+    if (want == Want::Hessian) ghost_rows_.resize(d_.outgoing_entries() * kGhostRowWidth);
+    std::size_t ghost_row = 0;  // the outgoing entry of the pair at hand, when its b is a ghost (pair order)
     // Owned rows go straight into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with
     // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
     auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
@@ -338,7 +339,7 @@ double ImplicitBdem::evaluate(Want want) {
         return;
       }
       if (static_cast<std::size_t>(row_slot) >= n) {
-        double* out = &ghost_rows_[k * kGhostRowWidth];
+        double* out = &ghost_rows_[ghost_row * kGhostRowWidth];
         std::copy_n(scaled.data(), 36, out + (col_slot == row_slot ? 36 : 0));
         out[72] = petsc_row_[col_slot == row_slot ? d_.pairs[k].a : col_slot];
         return;
@@ -349,9 +350,10 @@ double ImplicitBdem::evaluate(Want want) {
     for (std::size_t k = 0; k < np; ++k) {
       const Pair& p = d_.pairs[k];
       double* g = &c[12 * k];
+      if (k > 0 && static_cast<std::size_t>(d_.pairs[k - 1].b) >= n) ++ghost_row;
       if (want == Want::Hessian && static_cast<std::size_t>(p.b) >= n) {  // nothing to insert unless set below
-        std::fill_n(&ghost_rows_[k * kGhostRowWidth], kGhostRowWidth - 1, 0.0);
-        ghost_rows_[k * kGhostRowWidth + 72] = -1;
+        std::fill_n(&ghost_rows_[ghost_row * kGhostRowWidth], kGhostRowWidth - 1, 0.0);
+        ghost_rows_[ghost_row * kGhostRowWidth + 72] = -1;
       }
       if (p.bond >= 0) {
         if (gradient_kept) continue;  // c and pair_energy_ already hold this state's bond terms

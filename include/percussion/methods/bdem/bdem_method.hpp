@@ -34,6 +34,7 @@ class BdemMethod : public Method {
   std::span<const Eigen::Vector3d> owned_angular_velocities() const { return {d_.w.data(), d_.n_owned}; }
   std::span<const Eigen::Vector4d> owned_quaternions() const { return {d_.q.data(), d_.n_owned}; }
   const std::vector<Bond>& bonds() const { return d_.bonds; }
+  long pair_rebuilds() const { return d_.rebuilds(); }  // neighbour (pair list and ghost) rebuilds so far
 
  protected:
   Scene scene_;

@@ -49,8 +49,9 @@ class Domain {
  public:
   Domain(const Scene& scene, MPI_Comm comm, const GlobalModel& model, PhaseTimers& timers);
 
-  // Collective. True when some particle moved more than half the skin since the last rebuild (then the
-  // pair lists may miss a contact); also checks that the state is finite (throws NumericalError).
+  // Collective. True when some particle moved more than half the skin since the last rebuild, beyond a
+  // displacement common to all (then the pair lists may miss a contact); also checks that the state is finite
+  // (throws NumericalError).
   bool needs_rebuild(long step);
   void rebuild();           // collective: ghosts, pairs, routing
   // After bonds broke: their pairs become contact-only, so the pair loops tell a bonded pair from the pair alone,
@@ -63,11 +64,13 @@ class Domain {
   void sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t);
   std::vector<double>& pair_contributions() { return contrib_; }
 
-  // Collective: for every pair whose second particle is a ghost, `width` values per_pair[k*width ...] go to
-  // that particle's owner, in a fixed order; received holds them per incoming entry e, whose owned target
-  // particle is incoming_slot(e). (Used for Hessian rows of ghosts: PETSc's own off-process assembly adds in
-  // message-arrival order, which would make results differ between identical runs.)
-  void send_to_owners(std::span<const double> per_pair, int width, std::vector<double>& received);
+  // Collective: the pairs whose second particle is a ghost are this rank's outgoing entries, numbered in pair
+  // order (outgoing_entries() of them); `width` values per entry, per_entry[e*width ...], go to that particle's
+  // owner in a fixed order. received holds them per incoming entry e, whose owned target particle is
+  // incoming_slot(e). (Used for Hessian rows of ghosts: PETSc's own off-process assembly adds in message-arrival
+  // order, which would make results differ between identical runs.)
+  void send_to_owners(std::span<const double> per_entry, int width, std::vector<double>& received);
+  std::size_t outgoing_entries() const { return reverse_slot_.size(); }
   std::int32_t incoming_slot(std::size_t e) const { return halo_.reverse_targets()[e].owned; }
 
   // Collective: ghost slots of a per-particle field (owned values filled in) receive their owners' values.
