@@ -146,7 +146,7 @@ TEST_P(RankAgreement, SameAsSerialRun) {
 
 INSTANTIATE_TEST_SUITE_P(Scenes, RankAgreement, ::testing::Values("beam", "drop"));
 
-// Two balls 3 cm apart colliding at 1 m/s, and the same collision seen from a frame moving at 20 m/s: the pair lists are
+// Two balls 3 cm apart colliding at 1 m/s, and the same collision seen from a frame moving at 25 m/s: the pair lists are
 // rebuilt when the particles move relative to one another, not when everything moves together (a falling
 // body), and the boosted run still meets every contact, so both end in the same state up to the boost.
 TEST(ExplicitBdem, CommonMotionNeedsNoRebuild) {
