@@ -320,17 +320,8 @@ void BlockSystem::assemble() {
   if (!diagonal_inserted_) {
     const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
     if (!local_first_.empty()) {  // the pattern is known: each row's diagonal block is its first
-      if (!local_values_) {
-        Mat local = nullptr;
-        petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
-        petsc_check(MatSeqSBAIJGetArray(local, &local_values_), "MatSeqSBAIJGetArray");
-      }
-      for (PetscInt r = 0; r < n_owned_; ++r) {
-        const double* v = &diagonal_[static_cast<std::size_t>(r) * bb];
-        double* block = local_values_ + static_cast<std::size_t>(local_first_[static_cast<std::size_t>(r)]) * bb;
-        for (int i = 0; i < SbaijBlock::kBlock; ++i)  // column by column, as add_at
-          for (int j = 0; j < SbaijBlock::kBlock; ++j) block[j * SbaijBlock::kBlock + i] += v[i * SbaijBlock::kBlock + j];
-      }
+      for (PetscInt r = 0; r < n_owned_; ++r)
+        add_at(local_first_[static_cast<std::size_t>(r)], &diagonal_[static_cast<std::size_t>(r) * bb]);
     } else {
       for (PetscInt r = 0; r < n_owned_; ++r) {
         const PetscInt row = first_row_ + r;

@@ -325,7 +325,9 @@ double ImplicitBdem::evaluate(Want want) {
     }
     if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
     if (want == Want::Hessian) ghost_rows_.resize(d_.outgoing_entries() * kGhostRowWidth);
-    std::size_t ghost_row = 0;  // the outgoing entry of the pair at hand, when its b is a ghost (pair order)
+    // The pair at hand's ghost row, when its b is a ghost: the outgoing entries are those pairs, in pair order.
+    std::size_t next_ghost_row = 0;
+    double* ghost_row = nullptr;
     // Owned rows go straight into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with
     // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
     auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
@@ -339,9 +341,8 @@ double ImplicitBdem::evaluate(Want want) {
         return;
       }
       if (static_cast<std::size_t>(row_slot) >= n) {
-        double* out = &ghost_rows_[ghost_row * kGhostRowWidth];
-        std::copy_n(scaled.data(), 36, out + (col_slot == row_slot ? 36 : 0));
-        out[72] = petsc_row_[col_slot == row_slot ? d_.pairs[k].a : col_slot];
+        std::copy_n(scaled.data(), 36, ghost_row + (col_slot == row_slot ? 36 : 0));
+        ghost_row[72] = petsc_row_[col_slot == row_slot ? d_.pairs[k].a : col_slot];
         return;
       }
       system_.add_block(static_cast<PetscInt>(petsc_row_[row_slot]), static_cast<PetscInt>(petsc_row_[col_slot]),
@@ -350,10 +351,10 @@ double ImplicitBdem::evaluate(Want want) {
     for (std::size_t k = 0; k < np; ++k) {
       const Pair& p = d_.pairs[k];
       double* g = &c[12 * k];
-      if (k > 0 && static_cast<std::size_t>(d_.pairs[k - 1].b) >= n) ++ghost_row;
       if (want == Want::Hessian && static_cast<std::size_t>(p.b) >= n) {  // nothing to insert unless set below
-        std::fill_n(&ghost_rows_[ghost_row * kGhostRowWidth], kGhostRowWidth - 1, 0.0);
-        ghost_rows_[ghost_row * kGhostRowWidth + 72] = -1;
+        ghost_row = &ghost_rows_[next_ghost_row++ * kGhostRowWidth];
+        std::fill_n(ghost_row, kGhostRowWidth - 1, 0.0);
+        ghost_row[72] = -1;
       }
       if (p.bond >= 0) {
         if (gradient_kept) continue;  // c and pair_energy_ already hold this state's bond terms
