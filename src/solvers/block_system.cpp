@@ -301,7 +301,7 @@ PetscInt BlockSystem::local_position(PetscInt row, PetscInt col) const {
   return it != end && *it == c ? static_cast<PetscInt>(it - local_column_.begin()) : -1;
 }
 
-void BlockSystem::add_at(PetscInt position, const double* v) {
+void BlockSystem::add_at(PetscInt position, const double* v, bool column_major) {
   if (!local_values_) {
     Mat local = nullptr;
     petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
@@ -311,7 +311,12 @@ void BlockSystem::add_at(PetscInt position, const double* v) {
     const auto row = std::upper_bound(local_first_.begin(), local_first_.end(), position) - local_first_.begin() - 1;
     mark_changed(first_row_ + static_cast<PetscInt>(row), first_row_ + local_column_[static_cast<std::size_t>(position)]);
   }
-  double* block = local_values_ + static_cast<std::size_t>(position) * SbaijBlock::kBlock * SbaijBlock::kBlock;
+  constexpr int bb = SbaijBlock::kBlock * SbaijBlock::kBlock;
+  double* block = local_values_ + static_cast<std::size_t>(position) * bb;
+  if (column_major) {
+    for (int k = 0; k < bb; ++k) block[k] += v[k];
+    return;
+  }
   for (int r = 0; r < SbaijBlock::kBlock; ++r)  // PETSc stores a block column by column
     for (int c = 0; c < SbaijBlock::kBlock; ++c) block[c * SbaijBlock::kBlock + r] += v[r * SbaijBlock::kBlock + c];
 }

@@ -242,4 +242,47 @@ TEST(GaussNewtonBond, ModelIsADescentModelAndConvergesOnOneBond) {
   }
 }
 
+// The assembly's path: the scaled blocks S_a H S_b (S = diag(σ_p I3, σ_y I3) per particle) against the dense JᵀWJ
+// scaled, at the iterate and along another point's retraction (the midpoint form's), and the blocks taken from the
+// geometry alone (an assembly at a state whose gradient is current) equal to those taken with the gradient.
+TEST(GaussNewtonBond, ScaledBlocksAreTheScaledDenseHessian) {
+  Rng rng;
+  for (const State& s : sample_states(rng)) {
+    const BlockScale sa{1.0 + 0.5 * rng.uniform(rng.gen), 2.0 + rng.uniform(rng.gen)};
+    const BlockScale sb{1.5 + rng.uniform(rng.gen), 0.7 + 0.5 * rng.uniform(rng.gen)};
+    Eigen::Matrix<double, 12, 1> scale;
+    scale << Vector3d::Constant(sa.p), Vector3d::Constant(sa.y), Vector3d::Constant(sb.p), Vector3d::Constant(sb.y);
+    const BondResidualJacobian J = jacobian_of(s);
+    const Hessian12 dense = scale.asDiagonal() * (J.transpose() * bond_residual_weights(s.rest).asDiagonal() * J) *
+                            scale.asDiagonal();
+    Reduced12 gradient;
+    BondBlocks blocks;
+    const double energy = bond_gauss_newton(s.pi, s.qi, s.pj, s.qj, s.rest, {s.qi, s.qj, 1.0}, sa, sb, gradient, blocks);
+    EXPECT_EQ(energy, gn_of(s).energy);
+    EXPECT_EQ((gradient - gn_of(s).gradient).lpNorm<Eigen::Infinity>(), 0.0);
+    const double lmax = dense.lpNorm<Eigen::Infinity>();
+    EXPECT_LE((blocks.aa - dense.topLeftCorner<6, 6>()).lpNorm<Eigen::Infinity>(), 1e-13 * lmax);
+    EXPECT_LE((blocks.ab - dense.topRightCorner<6, 6>()).lpNorm<Eigen::Infinity>(), 1e-13 * lmax);
+    EXPECT_LE((blocks.bb - dense.bottomRightCorner<6, 6>()).lpNorm<Eigen::Infinity>(), 1e-13 * lmax);
+    EXPECT_EQ((blocks.aa - blocks.aa.transpose()).lpNorm<Eigen::Infinity>(), 0.0);
+    EXPECT_EQ((blocks.bb - blocks.bb.transpose()).lpNorm<Eigen::Infinity>(), 0.0);
+
+    BondBlocks from_geometry;
+    gauss_newton_blocks(detail::bond_geometry(s.pi, s.qi, s.pj, s.qj), s.qi, s.rest, {s.qi, s.qj, 1.0}, sa, sb,
+                        from_geometry);
+    EXPECT_EQ((from_geometry.aa - blocks.aa).lpNorm<Eigen::Infinity>(), 0.0);
+    EXPECT_EQ((from_geometry.ab - blocks.ab).lpNorm<Eigen::Infinity>(), 0.0);
+    EXPECT_EQ((from_geometry.bb - blocks.bb).lpNorm<Eigen::Infinity>(), 0.0);
+
+    // Along another point's retraction, scaled by s = ½ (the midpoint form): s² times the blocks there.
+    const State other = rng.deformed(models().front(), 0.3, -0.05, 0.05, false);
+    BondBlocks mid, unit;
+    Reduced12 g2;
+    bond_gauss_newton(s.pi, s.qi, s.pj, s.qj, s.rest, {other.qi, other.qj, 0.5}, sa, sb, g2, mid);
+    bond_gauss_newton(s.pi, s.qi, s.pj, s.qj, s.rest, {other.qi, other.qj, 1.0}, sa, sb, g2, unit);
+    EXPECT_LE((mid.ab - 0.25 * unit.ab).lpNorm<Eigen::Infinity>(), 1e-14 * unit.ab.lpNorm<Eigen::Infinity>());
+    EXPECT_GT((unit.ab - blocks.ab).lpNorm<Eigen::Infinity>(), 1e-6 * lmax);  // the retraction's point matters
+  }
+}
+
 }  // namespace

@@ -153,18 +153,24 @@ struct BondFirstOrder {
 
 // Energy and reduced gradient of one bond into out.energy, out.gradient; shared by bond_reduced and
 // bond_reduced_gauss_newton so both see bit-identical first-order terms.
-inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat::Quat& qi,
-                                           const Eigen::Vector3d& pj, const quat::Quat& qj, const BondRest& rest,
-                                           const ReducedAt& at, BondReduced& out) {
+// sign, qjs, d and 1/L only: what the Gauss–Newton Hessian reads (manifold_bond_gn.hpp).
+inline BondFirstOrder bond_geometry(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                   const quat::Quat& qj) {
   BondFirstOrder f;
   f.sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
   f.qjs = f.sign * qj;  // q_j in q_i's hemisphere
-
-  // Energy and Euclidean gradient, fused as in bond_forces.hpp (shared d, L, t).
   const Eigen::Vector3d delta = pj - pi;
-  const double L = delta.norm();
-  f.inv_L = 1.0 / L;
+  f.inv_L = 1.0 / delta.norm();
   f.d = delta * f.inv_L;
+  return f;
+}
+
+inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat::Quat& qi,
+                                           const Eigen::Vector3d& pj, const quat::Quat& qj, const BondRest& rest,
+                                           const ReducedAt& at, BondReduced& out) {
+  BondFirstOrder f = bond_geometry(pi, qi, pj, qj);
+  // Energy and Euclidean gradient, fused as in bond_forces.hpp (shared d, L, t).
+  const double L = (pj - pi).norm();
   const double stretch = L - rest.l0;
   const double fn = rest.kn * stretch;
   const shear::Terms<double> sh = shear::terms_core<double>(f.d, f.inv_L, qi + f.qjs, rest);

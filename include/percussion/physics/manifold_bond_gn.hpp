@@ -50,21 +50,35 @@ inline BondResidualBlocks residual_blocks(const quat::Quat& qi, const Eigen::Vec
   const Eigen::Matrix3d ddT = d * d.transpose();  // evaluated first: a folded scalar would break symmetry
   J.shear_p = inv_L * (Eigen::Matrix3d::Identity() - ddT);
 
+  // d_q depends on n̂ only: a change δn = G_l(r)ᵀ y turns it by ω = 2 G_r(n) δn/|n|², so ∂u/∂y = [w]× M with
+  // w = 2 d_q/|n|² and M = G_r(n) G_l(r)ᵀ = (s σ − t·τ) I + [s τ + σ t]× + τ tᵀ + t τᵀ for n = (t, s), r = (τ, σ).
   const Eigen::Vector4d n = qi + qjs;
   const double inv_nu = 1.0 / n.squaredNorm();
-  const Eigen::Vector3d dq = quat::rotate(n, rest.d0) * inv_nu;
-  const Eigen::Matrix<double, 3, 4> Dn = (2.0 * inv_nu) * (quat::cross_matrix(dq) * quat::Gr(n));  // −∂d_q/∂n
-  J.shear_yi.noalias() = Dn * quat::Gl(ri).transpose();
-  J.shear_yj.noalias() = Dn * quat::Gl(rjs).transpose();
-
-  // s_b R0 G_l(a) G_l(b)ᵀ = s_b R0 ((a·b) I + [vec(ā ⊗ b)]×)
-  auto bend = [&](const Eigen::Vector4d& a, const Eigen::Vector4d& b) -> Eigen::Matrix3d {
-    const Eigen::Matrix3d R0v = rest.bend_scale * (rest.R0 * quat::cross_matrix(bendtwist::relative_vec(a, b)));
-    const Eigen::Matrix3d R0s = (rest.bend_scale * a.dot(b)) * rest.R0;
-    return R0s + R0v;
+  const Eigen::Vector3d w = (2.0 * inv_nu * inv_nu) * quat::rotate(n, rest.d0);
+  auto shear_y = [&](const Eigen::Vector4d& r) {
+    const Eigen::Vector3d t = n.head<3>(), tau = r.head<3>();
+    Eigen::Matrix3d M = tau * t.transpose() + t * tau.transpose() + quat::cross_matrix(n[3] * tau + r[3] * t);
+    M.diagonal().array() += n[3] * r[3] - t.dot(tau);
+    Eigen::Matrix3d S;
+    for (int c = 0; c < 3; ++c) S.col(c) = w.cross(M.col(c));
+    return S;
   };
-  J.bend_yi = bend(qjs, ri);
-  J.bend_yj = -bend(qi, rjs);
+  J.shear_yi = shear_y(ri);
+  J.shear_yj = shear_y(rjs);
+
+  // s_b R0 G_l(a) G_l(b)ᵀ = s_b R0 ((a·b) I + [v]×), v = vec(ā ⊗ b): row k is s_b ((a·b) e_k + e_k × v)ᵀ, e_k R0's row k.
+  auto bend = [&](const Eigen::Vector4d& a, const Eigen::Vector4d& b, double scale) {
+    const Eigen::Vector3d v = bendtwist::relative_vec(a, b);
+    const double ab = a.dot(b);
+    Eigen::Matrix3d B;
+    for (int k = 0; k < 3; ++k) {
+      const Eigen::Vector3d e = rest.R0.row(k).transpose();
+      B.row(k) = (scale * (ab * e + e.cross(v))).transpose();
+    }
+    return B;
+  };
+  J.bend_yi = bend(qjs, ri, rest.bend_scale);
+  J.bend_yj = bend(qi, rjs, -rest.bend_scale);
   return J;
 }
 }  // namespace detail
@@ -111,50 +125,95 @@ inline BondResidualJacobian bond_residual_jacobian(const Eigen::Vector3d& pi, co
   return J;
 }
 
-// Energy and reduced gradient as bond_reduced; Hessian = s² JᵀWJ (s = at.scale), assembled from 3×3 blocks:
+// The Newton system's diagonal scaling of one particle's rows: σ_p on its three position rows, σ_y on its three
+// rotation rows (the system the implicit solver assembles is S H S, S = diag(σ_p I3, σ_y I3) per particle).
+struct BlockScale {
+  double p = 1.0, y = 1.0;
+};
+
+// A bond's Gauss–Newton Hessian as the assembly takes it: its three distinct 6×6 blocks, scaled (aa = S_a H_aa S_a,
+// ab = S_a H_ab S_b, bb = S_b H_bb S_b; H_ba = H_abᵀ), column-major, aa and bb exactly symmetric.
+using Matrix6 = Eigen::Matrix<double, 6, 6>;
+struct BondBlocks {
+  Matrix6 aa, ab, bb;
+};
+
+// Hessian = s² JᵀWJ (s = at.scale) from 3×3 blocks, with s² folded into the weights k:
 //   pos–pos  A   = k_n d dᵀ + k_t P/L²                 ([[A, −A], [−A, A]])
 //   pos_j–y  C_a = k_t (P/L) S_a                        (pos_i rows: −C_a)
 //   y_a–y_b      = k_t S_aᵀ S_b + B_aᵀ K B_b            (S = shear, B = bend/twist blocks)
-// with s² folded into the weights k.
+// and each 3×3 block scaled by its row's and column's σ. Written block by block, without a 12×12 in between: the
+// paper-size plate assembles 1.2 million of them per Newton matrix.
+inline void gauss_newton_blocks(const detail::BondFirstOrder& f, const quat::Quat& qi, const BondRest& rest,
+                                const ReducedAt& at, BlockScale sa, BlockScale sb, BondBlocks& out) {
+  using Eigen::Matrix3d;
+  const BondResidualBlocks J = detail::residual_blocks(qi, f.qjs, f.d, f.inv_L, rest, at.qi, f.sign * at.qj);
+  const double s2 = at.scale * at.scale;
+  const double kn = s2 * rest.kn, kt = s2 * rest.kt;
+  const double k0 = s2 * rest.k_twist, k1 = s2 * rest.k_bend;
+  const Eigen::Vector3d& d = f.d;
+  // A = k_t/L² I + (k_n − k_t/L²) d dᵀ
+  const double a_iso = kt * f.inv_L * f.inv_L, a_dd = kn - a_iso;
+  // C = k_t (P/L) S = (k_t/L) (S − d (dᵀS))
+  auto coupling = [&](const Matrix3d& S) -> Matrix3d {
+    const Eigen::RowVector3d dS = d.transpose() * S;
+    return (kt * f.inv_L) * (S - d * dS);
+  };
+  const Matrix3d Ci = coupling(J.shear_yi), Cj = coupling(J.shear_yj);
+  // Entry (r, c) of k_t S_aᵀ S_b + B_aᵀ K B_b, K = diag(k_twist, k_bend, k_bend), with every product's factors
+  // commuting: (r, c) and (c, r) of a diagonal block round alike, so it is exactly symmetric.
+  auto yy = [&](const Matrix3d& Sa, const Matrix3d& Ba, const Matrix3d& Sb, const Matrix3d& Bb, int r, int c) {
+    return kt * (Sa(0, r) * Sb(0, c) + Sa(1, r) * Sb(1, c) + Sa(2, r) * Sb(2, c)) +
+           (k0 * (Ba(0, r) * Bb(0, c)) + k1 * (Ba(1, r) * Bb(1, c) + Ba(2, r) * Bb(2, c)));
+  };
+  // [[σ_p² A, ±σ_p σ_y C], [·, σ_y² (k_t SᵀS + BᵀKB)]] from its upper triangle.
+  auto diagonal = [&](Matrix6& D, BlockScale sc, const Matrix3d& C, double c_sign, const Matrix3d& S,
+                      const Matrix3d& B) {
+    const double pp = sc.p * sc.p, py = c_sign * sc.p * sc.y, ys = sc.y * sc.y;
+    for (int c = 0; c < 3; ++c) {
+      for (int r = 0; r <= c; ++r) {
+        D(r, c) = pp * (a_iso * (r == c ? 1.0 : 0.0) + a_dd * (d[r] * d[c]));
+        D(3 + r, 3 + c) = ys * yy(S, B, S, B, r, c);
+      }
+      for (int r = 0; r < 3; ++r) D(r, 3 + c) = py * C(r, c);
+    }
+    D.triangularView<Eigen::StrictlyLower>() = D.transpose();
+  };
+  diagonal(out.aa, sa, Ci, -1.0, J.shear_yi, J.bend_yi);
+  diagonal(out.bb, sb, Cj, 1.0, J.shear_yj, J.bend_yj);
+  const double pp = -sa.p * sb.p, py = -sa.p * sb.y, yp = sa.y * sb.p, ys = sa.y * sb.y;
+  for (int c = 0; c < 3; ++c)
+    for (int r = 0; r < 3; ++r) {
+      out.ab(r, c) = pp * (a_iso * (r == c ? 1.0 : 0.0) + a_dd * (d[r] * d[c]));
+      out.ab(r, 3 + c) = py * Cj(r, c);
+      out.ab(3 + r, c) = yp * Ci(c, r);
+      out.ab(3 + r, 3 + c) = ys * yy(J.shear_yi, J.bend_yi, J.shear_yj, J.bend_yj, r, c);
+    }
+}
+
+// Energy, reduced gradient and the scaled Gauss–Newton blocks of one bond (the implicit solver's assembly).
+// Energy and gradient come from the same code as bond_reduced, bit for bit.
+inline double bond_gauss_newton(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                const quat::Quat& qj, const BondRest& rest, const ReducedAt& at, BlockScale sa,
+                                BlockScale sb, Reduced12& gradient, BondBlocks& blocks) {
+  BondReduced out;  // its Hessian stays unset
+  const detail::BondFirstOrder f = detail::bond_energy_gradient(pi, qi, pj, qj, rest, at, out);
+  gradient = out.gradient;
+  gauss_newton_blocks(f, qi, rest, at, sa, sb, blocks);
+  return out.energy;
+}
+
+// The same, unscaled, as one 12×12 Hessian (tests and diagnostics).
 inline BondReduced bond_reduced_gauss_newton(const Eigen::Vector3d& pi, const quat::Quat& qi,
                                              const Eigen::Vector3d& pj, const quat::Quat& qj,
                                              const BondRest& rest, const ReducedAt& at) {
   BondReduced out;
-  const detail::BondFirstOrder f = detail::bond_energy_gradient(pi, qi, pj, qj, rest, at, out);
-  const BondResidualBlocks J = detail::residual_blocks(qi, f.qjs, f.d, f.inv_L, rest, at.qi, f.sign * at.qj);
-
-  const double s2 = at.scale * at.scale;
-  const double kn = s2 * rest.kn, kt = s2 * rest.kt;
-  const Eigen::Matrix3d ddT = f.d * f.d.transpose();  // evaluated first, as in residual_blocks
-  const Eigen::Matrix3d A = kn * ddT + (kt * f.inv_L) * J.shear_p;  // (P/L)² = P/L²
-  const Eigen::Matrix3d Pkt = kt * J.shear_p;
-  const Eigen::Matrix3d Ci = Pkt * J.shear_yi, Cj = Pkt * J.shear_yj;
-  const Eigen::Vector3d kdiag(s2 * rest.k_twist, s2 * rest.k_bend, s2 * rest.k_bend);
-  const Eigen::Matrix3d KBi = kdiag.asDiagonal() * J.bend_yi, KBj = kdiag.asDiagonal() * J.bend_yj;
-  const Eigen::Matrix3d ktSi = kt * J.shear_yi, ktSj = kt * J.shear_yj;
-  Eigen::Matrix3d Hii = J.shear_yi.transpose() * ktSi + J.bend_yi.transpose() * KBi;
-  Eigen::Matrix3d Hjj = J.shear_yj.transpose() * ktSj + J.bend_yj.transpose() * KBj;
-  const Eigen::Matrix3d Hij = J.shear_yi.transpose() * ktSj + J.bend_yi.transpose() * KBj;
-  Hii = (0.5 * (Hii + Hii.transpose())).eval();  // exact symmetry for the assembly and CG
-  Hjj = (0.5 * (Hjj + Hjj.transpose())).eval();
-
-  Hessian12& H = out.hessian;
-  H.block<3, 3>(0, 0) = A;
-  H.block<3, 3>(6, 6) = A;
-  H.block<3, 3>(0, 6) = -A;
-  H.block<3, 3>(6, 0) = -A;
-  H.block<3, 3>(0, 3) = -Ci;
-  H.block<3, 3>(6, 3) = Ci;
-  H.block<3, 3>(0, 9) = -Cj;
-  H.block<3, 3>(6, 9) = Cj;
-  H.block<3, 3>(3, 0) = -Ci.transpose();
-  H.block<3, 3>(3, 6) = Ci.transpose();
-  H.block<3, 3>(9, 0) = -Cj.transpose();
-  H.block<3, 3>(9, 6) = Cj.transpose();
-  H.block<3, 3>(3, 3) = Hii;
-  H.block<3, 3>(9, 9) = Hjj;
-  H.block<3, 3>(3, 9) = Hij;
-  H.block<3, 3>(9, 3) = Hij.transpose();
+  BondBlocks b;
+  out.energy = bond_gauss_newton(pi, qi, pj, qj, rest, at, {}, {}, out.gradient, b);
+  out.hessian.topLeftCorner<6, 6>() = b.aa;
+  out.hessian.topRightCorner<6, 6>() = b.ab;
+  out.hessian.bottomLeftCorner<6, 6>() = b.ab.transpose();
+  out.hessian.bottomRightCorner<6, 6>() = b.bb;
   return out;
 }
 

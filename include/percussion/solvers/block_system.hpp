@@ -80,9 +80,10 @@ class BlockSystem {
   // Direct insertion, without MatSetValuesBlocked's search of the row and call overhead. Once a 6x6-block SBAIJ
   // pattern is set (its first assemble() since preallocate()), local_position gives where block (row, col),
   // row < col both owned by this rank, sits in the rank's block of the matrix; -1 if there is none or the pattern
-  // is not set yet. add_at(position, v) then adds v as add_block(row, col, v) would.
+  // is not set yet. add_at(position, v) then adds v as add_block(row, col, v) would; with column_major, v holds the
+  // block column by column (as PETSc keeps it).
   PetscInt local_position(PetscInt row, PetscInt col) const;
-  void add_at(PetscInt position, const double* v);
+  void add_at(PetscInt position, const double* v, bool column_major = false);
 
   // True when the preconditioner is an algebraic multigrid, which wants a near-nullspace.
   bool multigrid() const { return multigrid_; }

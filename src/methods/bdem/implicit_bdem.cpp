@@ -309,7 +309,9 @@ double ImplicitBdem::evaluate(Want want) {
   // A contact refresh (implicit.contact_refresh): the bonds and the inertia keep their blocks, the contacts'
   // blocks change by what their Hessians changed since they were put in.
   const bool refresh = want == Want::Hessian && contacts_only_;
-  const bool gradient_kept = refresh && gradient_at_state_;  // (then every pair_energy_, c, gradient_ is current)
+  // An assembly at a state whose gradient was just evaluated takes only the Hessian: every pair_energy_, c and
+  // gradient_ is current (a refresh then touches only the contacts' blocks, a full assembly all blocks).
+  const bool gradient_kept = want == Want::Hessian && gradient_at_state_;
   if (want == Want::Hessian) {
     contact_active_.assign(np, 0);
     planes_active_.assign(n, 0);
@@ -328,26 +330,44 @@ double ImplicitBdem::evaluate(Want want) {
     // The pair at hand's ghost row, when its b is a ghost: the outgoing entries are those pairs, in pair order.
     std::size_t next_ghost_row = 0;
     double* ghost_row = nullptr;
-    // Owned rows go straight into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with
-    // the column of a, and the owner inserts it (after the loop), so no value takes PETSc's off-process path.
-    auto add = [&](std::size_t k, std::int32_t row_slot, std::int32_t col_slot, const Block6& block) {
-      if (d_.constraint[row_slot] >= 0 || d_.constraint[col_slot] >= 0) return;  // Dirichlet rows/columns drop out
-      const bool direct = row_slot != col_slot && !pair_position_.empty() && pair_position_[k] >= 0;
-      // Both owned: only the upper block goes in (the lower one is its transpose, which SBAIJ does not keep).
-      if (direct && petsc_row_[row_slot] > petsc_row_[col_slot]) return;
-      const Block6 scaled = scale_[row_slot].asDiagonal() * block * scale_[col_slot].asDiagonal();
-      if (direct) {
-        system_.add_at(pair_position_[k], scaled.data());
+    // A pair's scaled blocks (column-major; ab is block (a, b), block (b, a) its transpose). Owned rows go straight
+    // into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with the column of a, and the owner
+    // inserts it (after the loop), so no value takes PETSc's off-process path. Dirichlet rows and columns drop out.
+    auto insert = [&](std::size_t k, const Pair& p, const physics::BondBlocks& blocks) {
+      const bool free_a = d_.constraint[p.a] < 0, free_b = d_.constraint[p.b] < 0;
+      const auto ra = static_cast<PetscInt>(petsc_row_[p.a]), rb = static_cast<PetscInt>(petsc_row_[p.b]);
+      if (free_a) system_.add_block(ra, ra, blocks.aa.data());  // symmetric: row- and column-major alike
+      if (static_cast<std::size_t>(p.b) >= n) {
+        if (!free_b) return;
+        if (free_a) std::copy_n(blocks.ab.data(), 36, ghost_row);  // block (b, a) row by row = ab column by column
+        std::copy_n(blocks.bb.data(), 36, ghost_row + 36);
+        ghost_row[72] = ra;
+        if (free_a) {
+          const Block6 ab = blocks.ab;  // row-major
+          system_.add_block(ra, rb, ab.data());
+        }
         return;
       }
-      if (static_cast<std::size_t>(row_slot) >= n) {
-        std::copy_n(scaled.data(), 36, ghost_row + (col_slot == row_slot ? 36 : 0));
-        ghost_row[72] = petsc_row_[col_slot == row_slot ? d_.pairs[k].a : col_slot];
+      if (free_b) system_.add_block(rb, rb, blocks.bb.data());
+      if (!free_a || !free_b) return;
+      if (!pair_position_.empty() && pair_position_[k] >= 0) {
+        // Only the upper block goes in (the lower one is its transpose, which SBAIJ does not keep).
+        if (ra < rb) system_.add_at(pair_position_[k], blocks.ab.data(), true);
+        else system_.add_at(pair_position_[k], blocks.ab.data());  // block (b, a) row by row
         return;
       }
-      system_.add_block(static_cast<PetscInt>(petsc_row_[row_slot]), static_cast<PetscInt>(petsc_row_[col_slot]),
-                        scaled.data());
+      const Block6 ab = blocks.ab;  // row-major
+      system_.add_block(ra, rb, ab.data());
+      system_.add_block(rb, ra, blocks.ab.data());
     };
+    auto scale_of = [&](std::int32_t slot) { return physics::BlockScale{scale_[slot][0], scale_[slot][3]}; };
+    // S_a H S_b of the 12×12 blocks of a Hessian that is not a Gauss–Newton one (implicit.hessian).
+    auto scaled_blocks = [&](const Pair& p, const physics::Hessian12& H, physics::BondBlocks& out) {
+      out.aa = scale_[p.a].asDiagonal() * H.topLeftCorner<6, 6>() * scale_[p.a].asDiagonal();
+      out.ab = scale_[p.a].asDiagonal() * H.topRightCorner<6, 6>() * scale_[p.b].asDiagonal();
+      out.bb = scale_[p.b].asDiagonal() * H.bottomRightCorner<6, 6>() * scale_[p.b].asDiagonal();
+    };
+    physics::BondBlocks blocks;
     for (std::size_t k = 0; k < np; ++k) {
       const Pair& p = d_.pairs[k];
       double* g = &c[12 * k];
@@ -357,7 +377,7 @@ double ImplicitBdem::evaluate(Want want) {
         ghost_row[72] = -1;
       }
       if (p.bond >= 0) {
-        if (gradient_kept) continue;  // c and pair_energy_ already hold this state's bond terms
+        if (refresh && gradient_kept) continue;  // c and pair_energy_ already hold this state's bond terms
         const physics::BondRest& rest = d_.bonds[p.bond].rest;
         if (want == Want::Energy) {
           pair_energy_[k] = physics::bond_energy(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest);
@@ -370,17 +390,21 @@ double ImplicitBdem::evaluate(Want want) {
           std::copy_n(gradient.data(), 12, g);
           continue;
         }
-        const physics::BondReduced br =
-            gauss_newton ? physics::bond_reduced_gauss_newton(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, at)
-                         : physics::bond_reduced(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, psd, at);
-        pair_energy_[k] = br.energy;
-        std::copy_n(br.gradient.data(), 12, g);
-        if (want == Want::Hessian) {
-          add(k, p.a, p.a, br.hessian.block<6, 6>(0, 0));
-          add(k, p.a, p.b, br.hessian.block<6, 6>(0, 6));
-          add(k, p.b, p.a, br.hessian.block<6, 6>(6, 0));
-          add(k, p.b, p.b, br.hessian.block<6, 6>(6, 6));
+        if (gauss_newton && gradient_kept) {
+          physics::gauss_newton_blocks(physics::detail::bond_geometry(xe[p.a], qe[p.a], xe[p.b], qe[p.b]), qe[p.a],
+                                       rest, at, scale_of(p.a), scale_of(p.b), blocks);
+        } else if (gauss_newton) {
+          physics::Reduced12 gradient;
+          pair_energy_[k] = physics::bond_gauss_newton(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, at, scale_of(p.a),
+                                                       scale_of(p.b), gradient, blocks);
+          std::copy_n(gradient.data(), 12, g);
+        } else {
+          const physics::BondReduced br = physics::bond_reduced(xe[p.a], qe[p.a], xe[p.b], qe[p.b], rest, psd, at);
+          pair_energy_[k] = br.energy;
+          std::copy_n(br.gradient.data(), 12, g);
+          scaled_blocks(p, br.hessian, blocks);
         }
+        insert(k, p, blocks);
         continue;
       }
       const physics::PairReduced6 cp =
@@ -406,12 +430,14 @@ double ImplicitBdem::evaluate(Want want) {
         const Eigen::Matrix3d change = h_now - pair_contact_hessian_[k];
         pair_contact_hessian_[k] = h_now;
         if (refresh && change.isZero(0.0)) continue;
-        Block6 block = Block6::Zero();
-        for (int bi = 0; bi < 2; ++bi)
-          for (int bj = 0; bj < 2; ++bj) {
-            block.topLeftCorner<3, 3>() = (bi == bj ? s * s : -s * s) * change;
-            add(k, bi ? p.b : p.a, bj ? p.b : p.a, block);
-          }
+        const physics::BlockScale sa = scale_of(p.a), sb = scale_of(p.b);
+        blocks.aa.setZero();
+        blocks.ab.setZero();
+        blocks.bb.setZero();
+        blocks.aa.topLeftCorner<3, 3>() = (s * s * sa.p * sa.p) * change;
+        blocks.ab.topLeftCorner<3, 3>() = (-s * s * sa.p * sb.p) * change;
+        blocks.bb.topLeftCorner<3, 3>() = (s * s * sb.p * sb.p) * change;
+        insert(k, p, blocks);
       }
     }
   }
@@ -472,8 +498,9 @@ double ImplicitBdem::evaluate(Want want) {
       block = scale_[i].asDiagonal() * block * scale_[i].asDiagonal();
       system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), block.data());
     };
-    if (gradient_kept) {  // a refresh: only the planes' Hessian change
-      if (!diag.isZero(0.0)) add_diagonal(diag);
+    if (gradient_kept) {  // only the Hessian: a refresh's planes' change, or all of the diagonal block
+      if (!refresh) diag.diagonal() += physics::inertia(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h).hessian_diag;
+      if (!refresh || !diag.isZero(0.0)) add_diagonal(diag);
       continue;
     }
     if (want == Want::Energy) {
@@ -613,6 +640,7 @@ bool ImplicitBdem::minimise() {
     bool lagged = false;
     if (gradient_first) {
       if (!gradient_at_state) evaluate(Want::Gradient);
+      gradient_at_state = true;  // an assembly here needs only the Hessian
       res = residual();
       if (carried) {
         long changed = contacts_changed_;
