@@ -146,21 +146,22 @@ struct BondFirstOrder {
   double sign;               // +1, or −1 when q_j is flipped into q_i's hemisphere
   Eigen::Vector4d qjs;       // sign · q_j
   Eigen::Vector3d d;         // (p_j − p_i)/L
-  double inv_L;
+  double L, inv_L;
   Eigen::Vector3d t;         // bend/twist rotation vector
   Eigen::Vector4d gqi, gqj;  // Euclidean ∇_{q_i}V and ∇_{q_j}V (w.r.t. the stored q_j)
 };
 
 // Energy and reduced gradient of one bond into out.energy, out.gradient; shared by bond_reduced and
 // bond_reduced_gauss_newton so both see bit-identical first-order terms.
-// sign, qjs, d and 1/L only: what the Gauss–Newton Hessian reads (manifold_bond_gn.hpp).
+// sign, qjs, d, L and 1/L only: what the Gauss–Newton Hessian reads (manifold_bond_gn.hpp).
 inline BondFirstOrder bond_geometry(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
                                    const quat::Quat& qj) {
   BondFirstOrder f;
   f.sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
   f.qjs = f.sign * qj;  // q_j in q_i's hemisphere
   const Eigen::Vector3d delta = pj - pi;
-  f.inv_L = 1.0 / delta.norm();
+  f.L = delta.norm();
+  f.inv_L = 1.0 / f.L;
   f.d = delta * f.inv_L;
   return f;
 }
@@ -170,8 +171,7 @@ inline BondFirstOrder bond_energy_gradient(const Eigen::Vector3d& pi, const quat
                                            const ReducedAt& at, BondReduced& out) {
   BondFirstOrder f = bond_geometry(pi, qi, pj, qj);
   // Energy and Euclidean gradient, fused as in bond_forces.hpp (shared d, L, t).
-  const double L = (pj - pi).norm();
-  const double stretch = L - rest.l0;
+  const double stretch = f.L - rest.l0;
   const double fn = rest.kn * stretch;
   const shear::Terms<double> sh = shear::terms_core<double>(f.d, f.inv_L, qi + f.qjs, rest);
   f.t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(f.qjs, qi));

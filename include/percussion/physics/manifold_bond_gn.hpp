@@ -31,25 +31,19 @@ namespace percussion::physics {
 using BondResidual = Eigen::Matrix<double, 7, 1>;            // (L − l0, u, t)
 using BondResidualJacobian = Eigen::Matrix<double, 7, 12>;   // ∂r/∂(δp_i, y_i, δp_j, y_j)
 
-// Nonzero Jacobian blocks; the position-i blocks are the negatives of the position-j ones.
+// The Jacobian's rotation blocks. (The position blocks are ∂(L − l0)/∂δp_j = dᵀ and ∂u/∂δp_j = P/L, P = I − d dᵀ;
+// the position-i blocks are their negatives.)
 struct BondResidualBlocks {
-  Eigen::Vector3d d;                    // ∂(L − l0)/∂δp_j (as a column)
-  Eigen::Matrix3d shear_p;              // ∂u/∂δp_j = P/L, symmetric
   Eigen::Matrix3d shear_yi, shear_yj;   // ∂u/∂y_i, ∂u/∂y_j
   Eigen::Matrix3d bend_yi, bend_yj;     // ∂t/∂y_i, ∂t/∂y_j
 };
 
 namespace detail {
-// qjs = sign · q_j (hemisphere-flipped), d and 1/L of the state r is evaluated at; the y-blocks are taken along
-// the retraction of ri, rjs (= sign · r_j), the same quaternions or the iterate's (unscaled: J/s).
-inline BondResidualBlocks residual_blocks(const quat::Quat& qi, const Eigen::Vector4d& qjs, const Eigen::Vector3d& d,
-                                          double inv_L, const BondRest& rest, const quat::Quat& ri,
-                                          const Eigen::Vector4d& rjs) {
+// qjs = sign · q_j (hemisphere-flipped) of the state r is evaluated at; the y-blocks are taken along the retraction
+// of ri, rjs (= sign · r_j), the same quaternions or the iterate's (unscaled: J/s).
+inline BondResidualBlocks residual_blocks(const quat::Quat& qi, const Eigen::Vector4d& qjs, const BondRest& rest,
+                                          const quat::Quat& ri, const Eigen::Vector4d& rjs) {
   BondResidualBlocks J;
-  J.d = d;
-  const Eigen::Matrix3d ddT = d * d.transpose();  // evaluated first: a folded scalar would break symmetry
-  J.shear_p = inv_L * (Eigen::Matrix3d::Identity() - ddT);
-
   // d_q depends on n̂ only: a change δn = G_l(r)ᵀ y turns it by ω = 2 G_r(n) δn/|n|², so ∂u/∂y = [w]× M with
   // w = 2 d_q/|n|² and M = G_r(n) G_l(r)ᵀ = (s σ − t·τ) I + [s τ + σ t]× + τ tᵀ + t τᵀ for n = (t, s), r = (τ, σ).
   const Eigen::Vector4d n = qi + qjs;
@@ -112,13 +106,15 @@ inline BondResidualJacobian bond_residual_jacobian(const Eigen::Vector3d& pi, co
   const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
   const Eigen::Vector3d delta = pj - pi;
   const double inv_L = 1.0 / delta.norm();
-  const BondResidualBlocks B = detail::residual_blocks(qi, sign * qj, delta * inv_L, inv_L, rest, qi, sign * qj);
+  const Eigen::Vector3d d = delta * inv_L;
+  const Eigen::Matrix3d shear_p = inv_L * (Eigen::Matrix3d::Identity() - d * d.transpose());
+  const BondResidualBlocks B = detail::residual_blocks(qi, sign * qj, rest, qi, sign * qj);
   BondResidualJacobian J = BondResidualJacobian::Zero();
-  J.block<1, 3>(0, 0) = -B.d.transpose();
-  J.block<1, 3>(0, 6) = B.d.transpose();
-  J.block<3, 3>(1, 0) = -B.shear_p;
+  J.block<1, 3>(0, 0) = -d.transpose();
+  J.block<1, 3>(0, 6) = d.transpose();
+  J.block<3, 3>(1, 0) = -shear_p;
   J.block<3, 3>(1, 3) = B.shear_yi;
-  J.block<3, 3>(1, 6) = B.shear_p;
+  J.block<3, 3>(1, 6) = shear_p;
   J.block<3, 3>(1, 9) = B.shear_yj;
   J.block<3, 3>(4, 3) = B.bend_yi;
   J.block<3, 3>(4, 9) = B.bend_yj;
@@ -147,13 +143,16 @@ struct BondBlocks {
 inline void gauss_newton_blocks(const detail::BondFirstOrder& f, const quat::Quat& qi, const BondRest& rest,
                                 const ReducedAt& at, BlockScale sa, BlockScale sb, BondBlocks& out) {
   using Eigen::Matrix3d;
-  const BondResidualBlocks J = detail::residual_blocks(qi, f.qjs, f.d, f.inv_L, rest, at.qi, f.sign * at.qj);
+  const BondResidualBlocks J = detail::residual_blocks(qi, f.qjs, rest, at.qi, f.sign * at.qj);
   const double s2 = at.scale * at.scale;
   const double kn = s2 * rest.kn, kt = s2 * rest.kt;
   const double k0 = s2 * rest.k_twist, k1 = s2 * rest.k_bend;
   const Eigen::Vector3d& d = f.d;
-  // A = k_t/L² I + (k_n − k_t/L²) d dᵀ
+  // A = k_t/L² I + (k_n − k_t/L²) d dᵀ, exactly symmetric (d_r d_c = d_c d_r)
   const double a_iso = kt * f.inv_L * f.inv_L, a_dd = kn - a_iso;
+  Matrix3d A;
+  for (int c = 0; c < 3; ++c)
+    for (int r = 0; r < 3; ++r) A(r, c) = a_iso * (r == c ? 1.0 : 0.0) + a_dd * (d[r] * d[c]);
   // C = k_t (P/L) S = (k_t/L) (S − d (dᵀS))
   auto coupling = [&](const Matrix3d& S) -> Matrix3d {
     const Eigen::RowVector3d dS = d.transpose() * S;
@@ -172,7 +171,7 @@ inline void gauss_newton_blocks(const detail::BondFirstOrder& f, const quat::Qua
     const double pp = sc.p * sc.p, py = c_sign * sc.p * sc.y, ys = sc.y * sc.y;
     for (int c = 0; c < 3; ++c) {
       for (int r = 0; r <= c; ++r) {
-        D(r, c) = pp * (a_iso * (r == c ? 1.0 : 0.0) + a_dd * (d[r] * d[c]));
+        D(r, c) = pp * A(r, c);
         D(3 + r, 3 + c) = ys * yy(S, B, S, B, r, c);
       }
       for (int r = 0; r < 3; ++r) D(r, 3 + c) = py * C(r, c);
@@ -184,7 +183,7 @@ inline void gauss_newton_blocks(const detail::BondFirstOrder& f, const quat::Qua
   const double pp = -sa.p * sb.p, py = -sa.p * sb.y, yp = sa.y * sb.p, ys = sa.y * sb.y;
   for (int c = 0; c < 3; ++c)
     for (int r = 0; r < 3; ++r) {
-      out.ab(r, c) = pp * (a_iso * (r == c ? 1.0 : 0.0) + a_dd * (d[r] * d[c]));
+      out.ab(r, c) = pp * A(r, c);
       out.ab(r, 3 + c) = py * Cj(r, c);
       out.ab(3 + r, c) = yp * Ci(c, r);
       out.ab(3 + r, 3 + c) = ys * yy(J.shear_yi, J.bend_yi, J.shear_yj, J.bend_yj, r, c);
