@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -133,6 +134,72 @@ TEST(ImplicitBdem, RanksAgreeWithSerialRun) {
     EXPECT_LT(z_min, 0.016 - 1e-5);
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, world), 1e-12);
   }
+}
+
+// Loose spheres in touch (no bonds, no gravity), jostled, with friction and rolling friction: friction acts on
+// the slips at the contact points, so momentum holds, a velocity common to every particle only carries the result
+// along (the notes' post-process, capped against each particle's own velocity, braked it), and the ranks agree with
+// one.
+TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
+  struct Run {
+    std::vector<double> x, v;
+    std::array<double, 3> p0, p;
+    long contacts;
+    double time;
+  };
+  const Eigen::Vector3d drift(3, -2, 1);
+  double mass = 0;
+  auto run_loose = [&](double friction, const Eigen::Vector3d& common, MPI_Comm comm) {
+    const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+      "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12,
+                       "friction": )" + std::to_string(friction) + R"(, "rolling_friction": )" +
+                                             std::to_string(0.2 * friction) + R"( } ],
+      "bodies": [ { "material": "m", "particle_radius": 0.016, "bonded": false,
+                    "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.128, 0.128] } } ],
+      "implicit": { "tolerance": 1e-10, "step_factor": 20, "form": "bdf2" },
+      "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 } })",
+                                         "loose.json");
+    bdem::GlobalModel g = bdem::model_from_scene(scene);
+    shake(g, 0.05);
+    mass = 0;
+    for (std::size_t i = 0; i < g.v.size(); ++i) {
+      g.v[i] += common;
+      mass += g.mass[i];
+    }
+    ImplicitBdem m(scene, comm, g);
+    Run r;
+    r.p0 = m.observables().momentum;
+    long contacts = 0;
+    for (int s = 0; s < 15; ++s) {
+      m.advance();
+      contacts = std::max(contacts, m.observables().contacts);
+    }
+    r.x = positions(comm, m);
+    r.v = velocities(comm, m);
+    r.p = m.observables().momentum;
+    r.contacts = contacts;
+    r.time = m.time();
+    return r;
+  };
+  const Run a = run_loose(0.5, Eigen::Vector3d::Zero(), MPI_COMM_WORLD);
+  const Run carried = run_loose(0.5, drift, MPI_COMM_WORLD);
+  const Run serial = run_loose(0.5, Eigen::Vector3d::Zero(), MPI_COMM_SELF);
+  const Run frictionless = run_loose(0.0, Eigen::Vector3d::Zero(), MPI_COMM_WORLD);
+  EXPECT_GT(a.contacts, 20);
+  EXPECT_GT(max_rel_diff(a.x, frictionless.x), 1e-6);  // friction acted
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_NEAR(a.p[d], a.p0[d], 1e-6 * 0.05 * mass) << d;
+    EXPECT_NEAR(carried.p[d], carried.p0[d], 1e-6 * drift.norm() * mass) << d;
+  }
+  std::vector<double> back_x = carried.x, back_v = carried.v;
+  for (std::size_t i = 0; i < back_x.size(); ++i) {
+    back_x[i] -= drift[static_cast<int>(i % 3)] * carried.time;
+    back_v[i] -= drift[static_cast<int>(i % 3)];
+  }
+  EXPECT_LE(max_rel_diff(a.x, back_x), 1e-8);
+  EXPECT_LE(max_rel_diff(a.v, back_v), 1e-6);
+  EXPECT_LE(max_rel_diff(serial.x, a.x), 1e-8);
+  EXPECT_LE(max_rel_diff(serial.v, a.v), 1e-6);
 }
 
 // A step cut (the minimisation did not converge in max_iterations) is taken again as two half steps from the
@@ -982,8 +1049,9 @@ TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {
 // energy is convex and Newton's model exact for it. Over drop_small's first 8 steps (the shattering ball's
 // fragments squeezed into the floor) that takes far fewer Newton iterations than normals following the iterate,
 // with the same broken bonds within 2 %. The incremental potential is not convex there, and the two runs reach
-// minimisers that backward Euler damped differently: the explicit run over the same time, the reference, keeps
-// the most energy, and the predicted normals' run is the nearer to it.
+// different minimisers, which backward Euler damped alike: their energies within 2 % of each other, both below the
+// explicit run's over the same time. (Which of the two kept more changed with friction at the contact point:
+// 81.5 against 80.4 before, 85.8 against 86.2 since.)
 TEST(ImplicitBdem, PredictedContactNormalsSaveNewtonIterations) {
   Scene predicted = shipped_scene("drop_small.json");
   predicted.integrator = "implicit";
@@ -1005,7 +1073,8 @@ TEST(ImplicitBdem, PredictedContactNormalsSaveNewtonIterations) {
   EXPECT_NEAR(static_cast<double>(a.final.bonds_broken), static_cast<double>(b.final.bonds_broken),
               0.02 * static_cast<double>(b.final.bonds_broken));
   EXPECT_LT(a.final.total, expected.total);
-  EXPECT_LT(b.final.total, a.final.total);
+  EXPECT_LT(b.final.total, expected.total);
+  EXPECT_NEAR(a.final.total, b.final.total, 0.02 * b.final.total);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0)

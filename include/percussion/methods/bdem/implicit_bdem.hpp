@@ -128,6 +128,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch
+  std::vector<double> contacts_of_;                  // friction: contacts per held particle
   std::vector<double> rigid_modes_;                   // six rigid motions, 6 values per owned particle each
   std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
   // Per pair, where its off-diagonal block goes in this rank's block of the matrix (BlockSystem::add_at), or -1
