@@ -81,18 +81,21 @@ TEST(RollingFriction, SpinningSphereSlowsAtTheRollingResistanceRate) {
 
 TEST(Friction, SlidingSphereRollsOnAtFiveSevenths) {
   const double mu = kMu, t_roll = 2 * kSlide / (7 * mu * kG);  // 0.073 s
-  for (const std::string integrator : {"explicit", "implicit"}) {
-    const Scene scene = sliding_sphere(integrator);
+  for (const std::string run : {"explicit", "backward_euler", "bdf2", "midpoint"}) {
+    const bool is_explicit = run == "explicit";
+    Scene scene = sliding_sphere(is_explicit ? "explicit" : "implicit");
+    if (!is_explicit) scene.implicit.form = run;
+    auto motion = [&](double t) {
+      return is_explicit ? motion_after<bdem::ExplicitBdem>(scene, t) : motion_after<bdem::ImplicitBdem>(scene, t);
+    };
     // Sliding: v = v0 − μ g t, ω_y = 5 μ g t / (2 r) (torque μ m g r, I = 2/5 m r²).
-    const Motion early = integrator == "explicit" ? motion_after<bdem::ExplicitBdem>(scene, 0.4 * t_roll)
-                                                  : motion_after<bdem::ImplicitBdem>(scene, 0.4 * t_roll);
-    EXPECT_NEAR(early.v.x(), kSlide - mu * kG * early.t, 0.01 * kSlide) << integrator;
-    EXPECT_NEAR(early.w.y(), 2.5 * mu * kG * early.t / kRadius, 0.01 * kSlide / kRadius) << integrator;
+    const Motion early = motion(0.4 * t_roll);
+    EXPECT_NEAR(early.v.x(), kSlide - mu * kG * early.t, 0.01 * kSlide) << run;
+    EXPECT_NEAR(early.w.y(), 2.5 * mu * kG * early.t / kRadius, 0.01 * kSlide / kRadius) << run;
     // Rolling: friction has nothing left to do, so the sphere keeps 5/7 of its speed with ω r = v.
-    const Motion late = integrator == "explicit" ? motion_after<bdem::ExplicitBdem>(scene, 2 * t_roll)
-                                                 : motion_after<bdem::ImplicitBdem>(scene, 2 * t_roll);
-    EXPECT_NEAR(late.v.x(), 5.0 / 7.0 * kSlide, 0.01 * kSlide) << integrator;
-    EXPECT_NEAR(late.w.y() * kRadius, late.v.x(), 0.01 * kSlide) << integrator;
-    EXPECT_NEAR(late.v.y(), 0.0, 1e-9) << integrator;
+    const Motion late = motion(2 * t_roll);
+    EXPECT_NEAR(late.v.x(), 5.0 / 7.0 * kSlide, 0.01 * kSlide) << run;
+    EXPECT_NEAR(late.w.y() * kRadius, late.v.x(), 0.01 * kSlide) << run;
+    EXPECT_NEAR(late.v.y(), 0.0, 1e-9) << run;
   }
 }
