@@ -53,24 +53,29 @@ void ImplicitBdem::apply_friction() {
     return (d_.x[i] - point).dot(normal);
   };
 
-  // Contacts per particle, ghosts included (their other contacts are on other ranks).
+  // Contacts per particle, ghosts included (their other contacts are on other ranks); nothing to do, and no
+  // exchange, while no rank has a contact.
   std::vector<double>& c = d_.pair_contributions();
   std::fill(c.begin(), c.end(), 0.0);
-  for (std::size_t k = 0; k < d_.pairs.size(); ++k)
-    if (overlap_of(d_.pairs[k]) > 0) c[12 * k] = c[12 * k + 6] = 1.0;
-  d_.sum_pairs(gp_, gy_);
-  contacts_of_.assign(d_.x.size(), 0.0);
   long any = 0;
-  for (std::size_t i = 0; i < d_.n_owned; ++i) {
-    contacts_of_[i] = gp_[i].x();
+  for (std::size_t k = 0; k < d_.pairs.size(); ++k)
+    if (overlap_of(d_.pairs[k]) > 0) {
+      c[12 * k] = c[12 * k + 6] = 1.0;
+      any = 1;
+    }
+  contacts_of_.assign(d_.x.size(), 0.0);
+  for (std::size_t i = 0; i < d_.n_owned; ++i)
     for (const auto& o : scene_.obstacles)
       geometry::for_each_plane(o, [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
-        if (plane_distance(i, point, normal) < d_.radius[i]) contacts_of_[i] += 1.0;
+        if (plane_distance(i, point, normal) < d_.radius[i]) {
+          contacts_of_[i] += 1.0;
+          any = 1;
+        }
       });
-    any += contacts_of_[i] > 0;
-  }
-  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_LONG, MPI_SUM, d_.comm);
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_LONG, MPI_MAX, d_.comm);
   if (!any) return;
+  d_.sum_pairs(gp_, gy_);
+  for (std::size_t i = 0; i < d_.n_owned; ++i) contacts_of_[i] += gp_[i].x();
   d_.forward(contacts_of_);
 
   std::fill(c.begin(), c.end(), 0.0);
