@@ -209,7 +209,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
                                                        "fracture_cut_ratio", "reuse_preconditioner",
                                                        "hessian_lag_contraction",
                                                        "line_search_extrapolation", "contact_refresh", "contact_normal",
-                                                       "petsc_options"})) {
+                                                       "active_set_rounds", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint", "bdf2"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
     s.implicit.tolerance = c->number_or("tolerance", s.implicit.tolerance, Range::positive());
@@ -233,6 +233,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.contact_refresh = c->boolean_or("contact_refresh", s.implicit.contact_refresh);
     s.implicit.contact_normal =
         c->choice_or("contact_normal", s.implicit.contact_normal, {"predicted", "current"}, "contact_normal");
+    s.implicit.active_set_rounds =
+        static_cast<int>(c->integer_or("active_set_rounds", s.implicit.active_set_rounds, Range::closed(0, 10)));
     s.implicit.petsc_options = parse_petsc_options(*c, "petsc_options");
   }
 

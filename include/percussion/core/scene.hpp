@@ -123,6 +123,10 @@ struct ImplicitControl {
   // its exact Hessian); "current" follows the iterate (the explicit integrator's penalty, whose Hessian is
   // indefinite in contact and projected).
   std::string contact_normal = "predicted";
+  // Semismooth active-set rounds per Newton iteration: after the solve, contacts the step would close or open
+  // (by their linearised gaps) switch to that branch of their penalty in the model, and the system is solved
+  // again from the same iterate, up to this many times. 0 = off. More than one lets a few pairs cycle on and off.
+  int active_set_rounds = 1;
   // PETSc options for the step's linear solver, e.g. "-bdem_pc_type gamg" for the paper-size scenes; the
   // command line overrides them. Pairs of name (with its dash) and value ("" for a flag).
   std::vector<std::pair<std::string, std::string>> petsc_options;

@@ -142,7 +142,6 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
   warn_unused_restitution(scene);
   predicted_normals_ = scene_.implicit.contact_normal == "predicted";
-  midpoint_contacts_ = scene_.implicit.form == "midpoint";
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
@@ -303,6 +302,10 @@ double ImplicitBdem::evaluate(Want want) {
   }
   const std::vector<Eigen::Vector3d>& xe = midpoint ? p_mid_ : d_.x;
   const std::vector<Eigen::Vector4d>& qe = midpoint ? q_mid_ : d_.q;
+  // Contacts (pairs and planes) are seen at the iterate in every form, their terms backward Euler's: a penalty
+  // evaluated at the midpoint pushes a pair apart by what it overlapped half a step ago, and fragments jostling
+  // in contact gained energy at every step (plate_drop_small: 3.4 J to 578 J over 25 ms at 10 T).
+  const std::vector<Eigen::Vector3d>& xc = d_.x;
   std::vector<double>& c = d_.pair_contributions();
   // Which contacts touch, recorded at an assembly and compared at a gradient evaluation: a lagged Hessian is
   // kept only while the set is the same (a contact that opens or closes changes the matrix outright).
@@ -407,10 +410,15 @@ double ImplicitBdem::evaluate(Want want) {
         insert(k, p, blocks);
         continue;
       }
-      const physics::PairReduced6 cp =
-          predicted_normals_ ? physics::contact_penalty_along(xe[p.a], d_.radius[p.a], xe[p.b], d_.radius[p.b],
+      physics::PairReduced6 cp =
+          predicted_normals_ ? physics::contact_penalty_along(xc[p.a], d_.radius[p.a], xc[p.b], d_.radius[p.b],
                                                               contact_k_, pair_normal_[k])
-                             : physics::contact_penalty(xe[p.a], d_.radius[p.a], xe[p.b], d_.radius[p.b], contact_k_);
+                             : physics::contact_penalty(xc[p.a], d_.radius[p.a], xc[p.b], d_.radius[p.b], contact_k_);
+      // An active-set round: the branch the Newton step reaches (only its Hessian is read below).
+      if (refresh && gradient_kept && !contact_branch_.empty() && contact_branch_[k] != 0)
+        cp = contact_branch_[k] == 1
+                 ? physics::detail::pair_penalty(0.0, branch_normal(k, xc[p.a], xc[p.b]), contact_k_)
+                 : physics::detail::pair_apart();
       if (want == Want::Hessian) contact_active_[k] = cp.active;
       else if (!contacts_changed && contact_active_[k] != static_cast<char>(cp.active)) contacts_changed = 1;
       if (!gradient_kept) {
@@ -418,8 +426,8 @@ double ImplicitBdem::evaluate(Want want) {
         if (want == Want::Energy) continue;
         std::fill_n(g, 12, 0.0);
         for (int a = 0; a < 3; ++a) {
-          g[a] = s * cp.gradient[a];
-          g[6 + a] = s * cp.gradient[3 + a];
+          g[a] = cp.gradient[a];
+          g[6 + a] = cp.gradient[3 + a];
         }
       }
       // Inactive candidates insert zero blocks too: the first assembly drops slots never set, and the
@@ -434,9 +442,9 @@ double ImplicitBdem::evaluate(Want want) {
         blocks.aa.setZero();
         blocks.ab.setZero();
         blocks.bb.setZero();
-        blocks.aa.topLeftCorner<3, 3>() = (s * s * sa.p * sa.p) * change;
-        blocks.ab.topLeftCorner<3, 3>() = (-s * s * sa.p * sb.p) * change;
-        blocks.bb.topLeftCorner<3, 3>() = (s * s * sb.p * sb.p) * change;
+        blocks.aa.topLeftCorner<3, 3>() = (sa.p * sa.p) * change;
+        blocks.ab.topLeftCorner<3, 3>() = (-sa.p * sb.p) * change;
+        blocks.bb.topLeftCorner<3, 3>() = (sb.p * sb.p) * change;
         insert(k, p, blocks);
       }
     }
@@ -447,6 +455,11 @@ double ImplicitBdem::evaluate(Want want) {
     for (std::size_t k = 0; k < np; ++k) {
       auto l1 = [&](int first) { return Eigen::Map<const Eigen::Vector3d>(&c[12 * k + first]).lpNorm<1>(); };
       noise += xe[d_.pairs[k].a].norm() * l1(0) + l1(3) + xe[d_.pairs[k].b].norm() * l1(6) + l1(9);
+    }
+    if (midpoint) {  // the bonds' part alone, for the next predictor (contacts have no moment: gy_ is the bonds')
+      for (std::size_t k = 0; k < np; ++k)
+        if (d_.pairs[k].bond < 0) std::fill_n(&c[12 * k], 12, 0.0);
+      d_.sum_pairs(bond_gp_, bond_gy_);
     }
   }
   if (want == Want::Hessian) {
@@ -481,15 +494,15 @@ double ImplicitBdem::evaluate(Want want) {
     int planes = 0;
     for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
       geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
-        const physics::PlaneReduced3 pl = physics::plane_penalty(xe[i], r, point, normal, contact_k_);
+        const physics::PlaneReduced3 pl = physics::plane_penalty(xc[i], r, point, normal, contact_k_);
         if (!pl.active) return;
         ++planes;
         e += pl.energy;
-        g.head<3>() += s * pl.gradient;
+        g.head<3>() += pl.gradient;
         plane_hessian += pl.hessian;
       });
     if (want == Want::Hessian) {  // the change since the blocks were put in (all of it after a full zero())
-      diag.topLeftCorner<3, 3>() = (s * s) * (plane_hessian - plane_contact_hessian_[i]);
+      diag.topLeftCorner<3, 3>() = plane_hessian - plane_contact_hessian_[i];
       plane_contact_hessian_[i] = plane_hessian;
     }
     if (want == Want::Hessian) planes_active_[i] = planes;
@@ -511,8 +524,8 @@ double ImplicitBdem::evaluate(Want want) {
     particle_energy_[i] = e + in.energy;
     noise += xe[i].norm() * (g.head<3>().lpNorm<1>() + in.gradient.head<3>().lpNorm<1>() +
                              s * m * scene_.gravity.lpNorm<1>()) + in.gradient.tail<3>().lpNorm<1>();
-    if (midpoint) {  // ∇V at the midpoint (s undone), for the next step's predictor
-      vgrad_p_[i] = 2.0 * (g.head<3>() + (gp_[i] - s * m * scene_.gravity));
+    if (midpoint) {  // the bonds' and gravity's ∇V at the midpoint (s undone), for the next step's predictor
+      vgrad_p_[i] = 2.0 * (bond_gp_[i] - s * m * scene_.gravity);
       vgrad_y_[i] = 2.0 * gy_[i];
     }
     g += in.gradient;
@@ -526,7 +539,7 @@ double ImplicitBdem::evaluate(Want want) {
   }
   if (want == Want::Hessian) {
     system_.assemble();
-    if (refresh) ++contact_refreshes_;
+    if (refresh && contact_branch_.empty()) ++contact_refreshes_;  // (a round counts as active_set_rounds)
     else ++hessian_assemblies_;
     matrix_mixed_ = refresh;
     // What a checkpoint needs to assemble this matrix again (restore_matrix).
@@ -771,6 +784,59 @@ bool ImplicitBdem::minimise() {
         const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
         for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * row + k];
       }
+      // Semismooth active-set rounds (implicit_active_set.cpp): the contacts this step closes or opens switch
+      // branch in the model, which is solved again from the same iterate.
+      for (int round = 0; round < scene_.implicit.active_set_rounds; ++round) {
+        const long switched = switch_contact_branches();
+        if (switched == 0) break;
+        ++active_set_rounds_;
+        branch_switches_ += switched;
+        contacts_only_ = gradient_at_state_ = true;
+        evaluate(Want::Hessian);
+        contacts_only_ = gradient_at_state_ = false;
+        contact_branch_.clear();
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
+          for (int k = 0; k < 6; ++k)
+            rhs[6 * row + k] = -scale_[i][k] * (gradient_[i][k] + (k < 3 ? branch_gradient_[i][k] : 0.0));
+        }
+        if (block_jacobi_this_step) {
+          solve_fallback();
+        } else {
+          // From the last solution, which the switched pairs' rows alone no longer satisfy: the correction z
+          // solves A' z = b' − A' y, to what leaves rtol of |b'| (3-4 CG iterations on the torn cloth, against 7
+          // from zero).
+          round_residual_.resize(rhs.size());
+          round_correction_.resize(rhs.size());
+          system_.residual(rhs, y, round_residual_);
+          double norms[2] = {0, 0};  // |b'|², |b' − A'y|²
+          for (std::size_t j = 0; j < rhs.size(); ++j) {
+            norms[0] += rhs[j] * rhs[j];
+            norms[1] += round_residual_[j] * round_residual_[j];
+          }
+          MPI_Allreduce(MPI_IN_PLACE, norms, 2, MPI_DOUBLE, MPI_SUM, d_.comm);
+          const double relative = std::sqrt(norms[1] / norms[0]);
+          result = {0, KSP_CONVERGED_RTOL, relative};
+          if (relative > rtol) {
+            result = system_.solve(round_residual_, round_correction_, std::min(0.5, rtol / relative), true);
+            krylov_iterations_ += result.iterations;
+            if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_fallback();
+            else
+              for (std::size_t j = 0; j < y.size(); ++j) y[j] += round_correction_[j];
+          }
+        }
+        likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
+        fresh_krylov_ = last_krylov_ = result.iterations;
+        preconditioner_of_matrix_ = true;
+        preconditioner_contact_changes_ = contact_set_changes_;
+        if (monitor_ && d_.rank == 0)
+          std::fprintf(stderr, "  active-set round: %ld contacts switch, krylov %d\n", switched,
+                       static_cast<int>(result.iterations));
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
+          for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * row + k];
+        }
+      }
     } else {
       descent();
     }
@@ -927,14 +993,9 @@ void ImplicitBdem::predict(double t, double h) {
   prepare_matrix();
   if (midpoint) d_.forward(p_n_, q_n_);  // the pair terms read x_n of ghosts too
   if (predicted_normals_) {  // at the initial guess x̂
-    normal_positions_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) normal_positions_[i] = contact_position(i);
+    normal_positions_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
     take_contact_normals();
   }
-}
-
-Eigen::Vector3d ImplicitBdem::contact_position(std::size_t i) const {
-  return midpoint_contacts_ ? Eigen::Vector3d(0.5 * (d_.x[i] + p_n_[i])) : d_.x[i];
 }
 
 bool ImplicitBdem::refresh_contact_normals() {
@@ -942,11 +1003,11 @@ bool ImplicitBdem::refresh_contact_normals() {
   const std::size_t n = d_.n_owned;
   long drifted = 0;
   for (std::size_t i = 0; i < n && !drifted; ++i)
-    if ((contact_position(i) - normal_positions_[i]).squaredNorm() > std::pow(kNormalDrift * d_.radius[i], 2))
+    if ((d_.x[i] - normal_positions_[i]).squaredNorm() > std::pow(kNormalDrift * d_.radius[i], 2))
       drifted = 1;
   MPI_Allreduce(MPI_IN_PLACE, &drifted, 1, MPI_LONG, MPI_MAX, d_.comm);
   if (!drifted) return false;
-  for (std::size_t i = 0; i < n; ++i) normal_positions_[i] = contact_position(i);
+  normal_positions_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
   take_contact_normals();
   ++contact_normal_updates_;
   return true;
@@ -958,7 +1019,6 @@ void ImplicitBdem::take_contact_normals() {
   // PSD projection drops, so Newton's model was far too stiff and its full steps removed 5-15 % of the residual.
   // Along a fixed normal the gap is linear, the energy convex and k n nᵀ its exact Hessian. Taken at x̂, not x_n:
   // nearer the step's end (drop_small's whole run with fixed normals: 266 Newton iterations from x̂, 346 from x_n).
-  // (The midpoint form evaluates the contacts at (x + x_n)/2, so its normals are taken there.)
   if (!predicted_normals_) return;
   d_.forward(normal_positions_);
   const std::size_t np = d_.pairs.size();
@@ -1223,6 +1283,8 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
           {"contact_refreshes", static_cast<double>(contact_refreshes_)},
+          {"active_set_rounds", static_cast<double>(active_set_rounds_)},
+          {"branch_switches", static_cast<double>(branch_switches_)},
           {"contact_normal_updates", static_cast<double>(contact_normal_updates_)},
           {"carried_hessians", static_cast<double>(carried_hessians_)},
           {"line_search_extrapolations", static_cast<double>(extrapolations_)},

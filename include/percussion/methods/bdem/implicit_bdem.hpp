@@ -88,10 +88,14 @@ class ImplicitBdem final : public BdemMethod {
   };
   Bdf2Past bdf2_past(std::size_t i) const;  // owned particle i at the last step's start
   void apply_friction();
+  // implicit.active_set_rounds (implicit_active_set.cpp). Collective: from the Newton step direction_, which
+  // contact pairs it would close or open (linearised gaps); marks them in contact_branch_ and puts the change of
+  // the model's gradient in branch_gradient_. Returns how many pairs switch, over all ranks.
+  long switch_contact_branches();
+  // A contact pair's normal where its particles are seen at pa, pb (predicted, or the current direction).
+  Eigen::Vector3d branch_normal(std::size_t k, const Eigen::Vector3d& pa, const Eigen::Vector3d& pb) const;
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
-  // Where the pair terms see owned particle i: x (midpoint form: (x + x_n)/2).
-  Eigen::Vector3d contact_position(std::size_t i) const;
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
@@ -128,6 +132,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Matrix<double, 6, 1>> gradient_, direction_;  // owned, reduced (δp, y)
   std::vector<double> pair_energy_, particle_energy_, pair_energy_base_, particle_energy_base_;
   std::vector<Eigen::Vector3d> gp_, gy_;             // pair-sum scratch
+  std::vector<Eigen::Vector3d> bond_gp_, bond_gy_;   // midpoint form: the bonds' pair sums alone
   std::vector<double> contacts_of_;                  // friction: contacts per held particle
   std::vector<double> rigid_modes_;                   // six rigid motions, 6 values per owned particle each
   std::vector<double> ghost_rows_, ghost_rows_received_;  // Hessian rows of ghosts, on their way to owners
@@ -180,9 +185,14 @@ class ImplicitBdem final : public BdemMethod {
   // particle, owned and ghosts): the predictor at the start of a minimisation, then the iterate wherever a
   // particle drifted a tenth of its radius from them (refresh_contact_normals).
   bool predicted_normals_ = true;
-  bool midpoint_contacts_ = false;  // the midpoint form: the pair terms see (x + x_n)/2 (contact_position)
   std::vector<Eigen::Vector3d> normal_positions_, pair_normal_;
   std::vector<char> contact_active_;  // per pair, at the last assembly
+  // Active-set round: per pair 0 (as the state has it), 1 (closed branch) or 2 (open branch) for the next contact
+  // refresh; empty otherwise. branch_gradient_: per owned particle, the model's gradient change (translation).
+  std::vector<char> contact_branch_;
+  std::vector<Eigen::Vector3d> branch_gradient_, branch_step_;
+  std::vector<double> round_residual_, round_correction_;  // the round's warm-started solve (system rows)
+  long active_set_rounds_ = 0, branch_switches_ = 0;
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
   // Evaluations that found another contact set than the one before (this rank), and their count when the
   // preconditioner was last built or the step's minimisation began.
