@@ -325,8 +325,9 @@ double ImplicitBdem::evaluate(Want want) {
     ScopedPhase timer(timers_, Phase::Pairs);
     if (want == Want::Hessian && !refresh) {
       system_.zero();
-      pair_contact_hessian_.assign(np, Eigen::Matrix3d::Zero());
-      plane_contact_hessian_.assign(n, Eigen::Matrix3d::Zero());
+      // (Not zeroed: a full assembly writes every contact pair's and particle's entry, and only refreshes read them.)
+      pair_contact_hessian_.resize(np);
+      plane_contact_hessian_.resize(n);
     }
     if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
     if (want == Want::Hessian) ghost_rows_.resize(d_.outgoing_entries() * kGhostRowWidth);
@@ -435,7 +436,7 @@ double ImplicitBdem::evaluate(Want want) {
       if (want == Want::Hessian) {
         // The pair's Hessian is [H −H; −H H] (manifold_contact.hpp); a refresh adds the change of H.
         const Eigen::Matrix3d h_now = cp.hessian.topLeftCorner<3, 3>();
-        const Eigen::Matrix3d change = h_now - pair_contact_hessian_[k];
+        const Eigen::Matrix3d change = refresh ? Eigen::Matrix3d(h_now - pair_contact_hessian_[k]) : h_now;
         pair_contact_hessian_[k] = h_now;
         if (refresh && change.isZero(0.0)) continue;
         const physics::BlockScale sa = scale_of(p.a), sb = scale_of(p.b);
@@ -502,7 +503,7 @@ double ImplicitBdem::evaluate(Want want) {
         plane_hessian += pl.hessian;
       });
     if (want == Want::Hessian) {  // the change since the blocks were put in (all of it after a full zero())
-      diag.topLeftCorner<3, 3>() = plane_hessian - plane_contact_hessian_[i];
+      diag.topLeftCorner<3, 3>() = refresh ? Eigen::Matrix3d(plane_hessian - plane_contact_hessian_[i]) : plane_hessian;
       plane_contact_hessian_[i] = plane_hessian;
     }
     if (want == Want::Hessian) planes_active_[i] = planes;
@@ -542,9 +543,9 @@ double ImplicitBdem::evaluate(Want want) {
     if (refresh && contact_branch_.empty()) ++contact_refreshes_;  // (a round counts as active_set_rounds)
     else ++hessian_assemblies_;
     matrix_mixed_ = refresh;
-    // What a checkpoint needs to assemble this matrix again (restore_matrix).
+    // What a checkpoint needs to assemble this matrix again (restore_matrix); a refreshed one never carries.
     matrix_state_.resize(kMatrixState * n);
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n && !refresh; ++i) {
       double* m = &matrix_state_[kMatrixState * i];
       Eigen::Map<Eigen::Vector3d>(m + 0) = d_.x[i];
       Eigen::Map<Eigen::Vector4d>(m + 3) = d_.q[i];
