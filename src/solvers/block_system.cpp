@@ -679,12 +679,6 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs,
   return run(fallback_, rhs, solution, rtol);
 }
 
-void BlockSystem::residual(std::span<const double> rhs, std::span<const double> x, std::span<double> out) {
-  if (!product_in_) petsc_check(MatCreateVecs(A_, &product_in_, &product_out_), "MatCreateVecs");
-  multiply(x.data(), out.data());
-  for (std::size_t i = 0; i < rhs.size(); ++i) out[i] = rhs[i] - out[i];
-}
-
 void BlockSystem::multiply(const double* x, double* y) const {
   // A's own MatMult (its local block's product is the single-precision one when attached), on the caller's arrays.
   petsc_check(VecPlaceArray(product_in_, x), "VecPlaceArray");

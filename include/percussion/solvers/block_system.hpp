@@ -104,8 +104,6 @@ class BlockSystem {
   // last refresh is kept although the matrix changed (lagged: Newton iterations of one time step), which
   // saves its set-up; the first solve after preallocate() always builds it.
   Result solve(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh = true);
-  // Collective: out = rhs − A x (rows as solve()'s).
-  void residual(std::span<const double> rhs, std::span<const double> x, std::span<double> out);
   // Collective. The same system by CG with point-block Jacobi (bs×bs diagonal blocks inverted), which stays
   // SPD where an incomplete factorisation breaks down; options under `prefix`fallback_.
   Result solve_block_jacobi(std::span<const double> rhs, std::span<double> solution, double rtol);

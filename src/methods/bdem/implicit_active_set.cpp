@@ -7,7 +7,7 @@
 // A round reads, from the step's linearised gaps (exact along predicted normals, where the gap is linear in the
 // positions), which contacts it would close or open, switches those pairs to that branch of their penalty in
 // the model (closing: ½k g², with its gradient k g n and Hessian k n nᵀ at the iterate; opening: nothing) and
-// solves again from the same iterate. The gradient the line search tests descent with stays the true one.
+// solves again from the same iterate, for the correction the switches ask of the last solution. The gradient the line search tests descent with stays the true one.
 #include <algorithm>
 
 #include "percussion/methods/bdem/implicit_bdem.hpp"
@@ -54,8 +54,9 @@ long ImplicitBdem::switch_contact_branches() {
     if (on == on_after) continue;
     ++flips;
     contact_branch_[k] = on_after ? 1 : 2;
-    // The model's gradient on a: −k g n in the closed branch, 0 in the open one; on b the opposite.
-    const Eigen::Vector3d change = (on_after ? -contact_k_ : contact_k_) * gap * normal;
+    // The term's gradient on a at the step's end: −k g₁ n in the closed branch (g₁ the linearised gap there), 0 in
+    // the open one; on b the opposite.
+    const Eigen::Vector3d change = (on_after ? -contact_k_ : contact_k_) * gap_after * normal;
     if (d_.constraint[p.a] < 0) branch_gradient_[p.a] += change;
     if (d_.constraint[p.b] >= 0) continue;
     if (ghost_b) Eigen::Map<Eigen::Vector3d>{ghost_out} = -change;

@@ -90,7 +90,8 @@ class ImplicitBdem final : public BdemMethod {
   void apply_friction();
   // implicit.active_set_rounds (implicit_active_set.cpp). Collective: from the Newton step direction_, which
   // contact pairs it would close or open (linearised gaps); marks them in contact_branch_ and puts the change of
-  // the model's gradient in branch_gradient_. Returns how many pairs switch, over all ranks.
+  // the model's gradient at the step's end x + direction_ in branch_gradient_. Returns how many pairs switch, over
+  // all ranks.
   long switch_contact_branches();
   // A contact pair's normal where its particles are seen at pa, pb (predicted, or the current direction).
   Eigen::Vector3d branch_normal(std::size_t k, const Eigen::Vector3d& pa, const Eigen::Vector3d& pb) const;
@@ -188,10 +189,11 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Vector3d> normal_positions_, pair_normal_;
   std::vector<char> contact_active_;  // per pair, at the last assembly
   // Active-set round: per pair 0 (as the state has it), 1 (closed branch) or 2 (open branch) for the next contact
-  // refresh; empty otherwise. branch_gradient_: per owned particle, the model's gradient change (translation).
+  // refresh; empty otherwise. branch_gradient_: per owned particle, what the switches change of the model's
+  // gradient at the step's end (translation).
   std::vector<char> contact_branch_;
   std::vector<Eigen::Vector3d> branch_gradient_, branch_step_;
-  std::vector<double> round_residual_, round_correction_;  // the round's warm-started solve (system rows)
+  std::vector<double> round_rhs_, round_correction_;  // the round's correction solve (system rows)
   long active_set_rounds_ = 0, branch_switches_ = 0;
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
   // Evaluations that found another contact set than the one before (this rank), and their count when the
