@@ -7,7 +7,8 @@
 // A round reads, from the step's linearised gaps (exact along predicted normals, where the gap is linear in the
 // positions), which contacts it would close or open, switches those pairs to that branch of their penalty in
 // the model (closing: ½k g², with its gradient k g n and Hessian k n nᵀ at the iterate; opening: nothing) and
-// solves again from the same iterate, for the correction the switches ask of the last solution. The gradient the line search tests descent with stays the true one.
+// solves again from the same iterate, for the correction the switches ask of the last solution. The line search
+// still tests the true energy and gradient, so the minimiser is the same.
 #include <algorithm>
 
 #include "percussion/methods/bdem/implicit_bdem.hpp"
