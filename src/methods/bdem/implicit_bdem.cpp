@@ -540,8 +540,8 @@ double ImplicitBdem::evaluate(Want want) {
   }
   if (want == Want::Hessian) {
     system_.assemble();
-    if (refresh && contact_branch_.empty()) ++contact_refreshes_;  // (a round counts as active_set_rounds)
-    else ++hessian_assemblies_;
+    if (!refresh) ++hessian_assemblies_;
+    else if (contact_branch_.empty()) ++contact_refreshes_;  // (a round counts as active_set_rounds)
     matrix_mixed_ = refresh;
     // What a checkpoint needs to assemble this matrix again (restore_matrix); a refreshed one never carries.
     matrix_state_.resize(kMatrixState * n);
