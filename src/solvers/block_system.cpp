@@ -3,6 +3,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -192,6 +193,9 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> it
   for (PetscInt k = 0; k < n_owned; ++k)
     if (o_nnz[static_cast<std::size_t>(k)] > 0) interface_rows_.push_back(k);
   diagonal_.assign(static_cast<std::size_t>(n_owned * bs_ * bs_), 0.0);  // a new matrix is zero
+  replaceable_.reset(static_cast<std::size_t>(n_owned), static_cast<std::size_t>(bs_ * bs_));
+  replaceable_next_.reset(static_cast<std::size_t>(n_owned), static_cast<std::size_t>(bs_ * bs_));
+  replacing_ = false;
   diagonal_complete_ = true;
   diagonal_inserted_ = false;
   diagonal_inverted_ = false;
@@ -259,6 +263,8 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> it
 
 void BlockSystem::zero() {
   petsc_check(MatZeroEntries(A_), "MatZeroEntries");
+  replaceable_next_.clear();
+  replacing_ = false;
   all_rows_changed_ = true;
   diagonal_.assign(static_cast<std::size_t>(n_owned_ * bs_ * bs_), 0.0);
   diagonal_complete_ = true;
@@ -301,7 +307,23 @@ PetscInt BlockSystem::local_position(PetscInt row, PetscInt col) const {
   return it != end && *it == c ? static_cast<PetscInt>(it - local_column_.begin()) : -1;
 }
 
-void BlockSystem::add_at(PetscInt position, const double* v, bool column_major) {
+namespace {
+// Block `v` (bs×bs; row-major, or column by column) into `block` as PETSc keeps it (column by column): added, or
+// written over.
+template <bool Add>
+void put_block(double* block, const double* v, bool column_major) {
+  constexpr int b = SbaijBlock::kBlock, bb = b * b;
+  for (int r = 0; r < b; ++r)
+    for (int c = 0; c < b; ++c) {
+      const double value = column_major ? v[c * b + r] : v[r * b + c];
+      if constexpr (Add) block[c * b + r] += value;
+      else block[c * b + r] = value;
+    }
+  (void)bb;
+}
+}  // namespace
+
+double* BlockSystem::local_block(PetscInt position) {
   if (!local_values_) {
     Mat local = nullptr;
     petsc_check(MatGetDiagonalBlock(A_, &local), "MatGetDiagonalBlock");
@@ -312,28 +334,115 @@ void BlockSystem::add_at(PetscInt position, const double* v, bool column_major) 
     mark_changed(first_row_ + static_cast<PetscInt>(row), first_row_ + local_column_[static_cast<std::size_t>(position)]);
   }
   constexpr int bb = SbaijBlock::kBlock * SbaijBlock::kBlock;
-  double* block = local_values_ + static_cast<std::size_t>(position) * bb;
-  if (column_major) {
-    for (int k = 0; k < bb; ++k) block[k] += v[k];
+  return local_values_ + static_cast<std::size_t>(position) * bb;
+}
+
+void BlockSystem::add_at(PetscInt position, const double* v, bool column_major) {
+  put_block<true>(local_block(position), v, column_major);
+}
+
+void BlockSystem::set_at(PetscInt position, const double* v, bool column_major) {
+  put_block<false>(local_block(position), v, column_major);
+}
+
+void BlockSystem::ReplaceableDiagonal::reset(std::size_t n, std::size_t bb) {
+  blocks.assign(n * bb, 0.0);
+  has.assign(n, 0);
+  rows.clear();
+}
+
+void BlockSystem::ReplaceableDiagonal::clear() {
+  for (PetscInt r : rows) has[static_cast<std::size_t>(r)] = 0;
+  rows.clear();
+}
+
+double* BlockSystem::ReplaceableDiagonal::row(PetscInt r, std::size_t bb) {
+  double* d = &blocks[static_cast<std::size_t>(r) * bb];
+  if (!has[static_cast<std::size_t>(r)]) {
+    has[static_cast<std::size_t>(r)] = 1;
+    rows.push_back(r);
+    std::fill_n(d, bb, 0.0);
+  }
+  return d;
+}
+
+void BlockSystem::total_diagonal(PetscInt r, const ReplaceableDiagonal& part, double* out) const {
+  // Always kept + part (a zero part where the row has none), so that every way to this matrix rounds alike.
+  const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+  const double* kept = &diagonal_[static_cast<std::size_t>(r) * bb];
+  const bool has = part.has[static_cast<std::size_t>(r)] != 0;
+  const double* p = has ? &part.blocks[static_cast<std::size_t>(r) * bb] : nullptr;
+  for (std::size_t k = 0; k < bb; ++k) out[k] = kept[k] + (has ? p[k] : 0.0);
+}
+
+void BlockSystem::begin_replacement() {
+  if (local_first_.empty() || bs_ != SbaijBlock::kBlock || !upper_only_)
+    throw std::logic_error("BlockSystem::begin_replacement: needs an assembled 6x6-block SBAIJ matrix");
+  replaceable_next_.clear();
+  replacing_ = true;
+}
+
+void BlockSystem::add_replaceable(PetscInt row, PetscInt col, const double* v, bool changed) {
+  const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+  if (row == col) {
+    const PetscInt r = row - first_row_;
+    if (r < 0 || r >= n_owned_) throw std::logic_error("BlockSystem::add_replaceable: a diagonal block of another rank");
+    double* d = replaceable_next_.row(r, bb);
+    for (std::size_t k = 0; k < bb; ++k) d[k] += v[k];
     return;
   }
-  for (int r = 0; r < SbaijBlock::kBlock; ++r)  // PETSc stores a block column by column
-    for (int c = 0; c < SbaijBlock::kBlock; ++c) block[c * SbaijBlock::kBlock + r] += v[r * SbaijBlock::kBlock + c];
+  if (!changed || (upper_only_ && row > col)) return;  // (SBAIJ keeps the upper block, given by its row's owner)
+  if (!replacing_) {
+    add_block(row, col, v);
+    return;
+  }
+  if (!all_rows_changed_) mark_changed(row, col);
+  petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &col, v, INSERT_VALUES), "MatSetValuesBlocked");
+}
+
+void BlockSystem::add_replaceable_at(PetscInt position, const double* v, bool column_major, bool changed) {
+  if (!changed) return;
+  if (replacing_) set_at(position, v, column_major);
+  else add_at(position, v, column_major);
+}
+
+void BlockSystem::write_replacement() {
+  // The rows whose part was or is now non-zero, each once; a part equal to the last one, bit for bit, leaves the row.
+  const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
+  const double zeros[36] = {};
+  std::vector<double> total(bb);
+  auto write = [&](PetscInt r) {
+    const std::size_t i = static_cast<std::size_t>(r);
+    const double* before = replaceable_.has[i] ? &replaceable_.blocks[i * bb] : zeros;
+    const double* now = replaceable_next_.has[i] ? &replaceable_next_.blocks[i * bb] : zeros;
+    if (std::memcmp(before, now, bb * sizeof(double)) == 0) return;
+    total_diagonal(r, replaceable_next_, total.data());
+    set_at(local_first_[i], total.data());
+  };
+  for (PetscInt r : replaceable_.rows) write(r);
+  for (PetscInt r : replaceable_next_.rows)
+    if (!replaceable_.has[static_cast<std::size_t>(r)]) write(r);
 }
 
 void BlockSystem::assemble() {
-  if (!diagonal_inserted_) {
+  if (replacing_) {
+    write_replacement();
+    std::swap(replaceable_, replaceable_next_);
+    replacing_ = false;
+  } else if (!diagonal_inserted_) {
     const std::size_t bb = static_cast<std::size_t>(bs_ * bs_);
-    if (!local_first_.empty()) {  // the pattern is known: each row's diagonal block is its first
-      for (PetscInt r = 0; r < n_owned_; ++r)
-        add_at(local_first_[static_cast<std::size_t>(r)], &diagonal_[static_cast<std::size_t>(r) * bb]);
-    } else {
-      for (PetscInt r = 0; r < n_owned_; ++r) {
+    std::vector<double> total(bb);
+    for (PetscInt r = 0; r < n_owned_; ++r) {
+      total_diagonal(r, replaceable_next_, total.data());
+      if (!local_first_.empty()) {  // the pattern is known: each row's diagonal block is its first
+        add_at(local_first_[static_cast<std::size_t>(r)], total.data());
+      } else {
         const PetscInt row = first_row_ + r;
-        petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &row, &diagonal_[static_cast<std::size_t>(r) * bb], ADD_VALUES),
-                    "MatSetValuesBlocked");
+        petsc_check(MatSetValuesBlocked(A_, 1, &row, 1, &row, total.data(), ADD_VALUES), "MatSetValuesBlocked");
       }
     }
+    std::swap(replaceable_, replaceable_next_);
+    replaceable_next_.clear();
     diagonal_inserted_ = true;  // later additions before zero() go to the matrix directly
   }
   if (local_values_) {
@@ -587,7 +696,7 @@ void BlockSystem::invert_diagonal() {
   std::vector<double> block(bb);
   for (PetscInt r = 0; r < n_owned_; ++r) {
     double* d = block.data();
-    std::copy_n(&diagonal_[static_cast<std::size_t>(r) * bb], bb, d);
+    total_diagonal(r, replaceable_, d);
     if (!diagonal_complete_) {  // some diagonal block was added elsewhere: read the assembled upper triangle
       for (int k = 0; k < bs_; ++k) idx[static_cast<std::size_t>(k)] = (first_row_ + r) * bs_ + k;
       for (int k = 0; k < bs_; ++k)

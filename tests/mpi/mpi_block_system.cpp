@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "percussion/solvers/block_system.hpp"
@@ -601,3 +602,77 @@ TEST(BlockSystem, GaussSeidelSweepsAcrossRanksAsOneRankHoldingEveryRow) {
 
 // D-ILU's elimination and sweeps in the same global order: its pivots take the lower ranks' rows too.
 TEST(BlockSystem, DiluSweepsAcrossRanksAsOneRankHoldingEveryRow) { sweeps_across_as_one_rank(BlockSystem::Blocks::Dilu); }
+
+// The replaceable part (the Newton matrix's contact blocks): after two replacements, one of which empties some rows'
+// part and one that gives others a part again, the matrix is to the bit the one a fresh assembly of the kept blocks
+// and the last part gives, on every rank count (parts that couple ranks given by both owners). A replacement that
+// added changes instead would round differently.
+TEST(BlockSystem, ReplacementAssemblesTheMatrixOfTheLastPartToTheBit) {
+  const RingSystem ring = world_ring();
+  const int first = ring.rank * kRowsPerRank;
+  auto owns = [&](int g) { return g / kRowsPerRank == ring.rank; };
+  // Kept: the diagonal and every third edge; replaceable: the other edges, scaled by a coefficient per stage.
+  auto coefficient = [](int stage, int g) {
+    if (g % 3 == 0) return 0.0;
+    if (stage == 0) return 1.0 + 0.1 * (g % 5);
+    if (stage == 1) return g % 2 ? 2.5 : 0.0;
+    return g % 4 == 1 ? 3.0 : 1.0 + 0.1 * (g % 5);
+  };
+  auto add_kept = [&](BlockSystem& sys) {
+    sys.zero();
+    for (int g = first; g < first + kRowsPerRank; ++g) {
+      const Block d = ring.diagonal(g);
+      sys.add_block(g, g, d.data());
+    }
+    for (int g = 0; g < ring.rows; g += 3) {
+      const int a = g, b = (g + 1) % ring.rows;
+      const Block s = ring.edge(g), minus = -s;
+      if (owns(a)) {
+        sys.add_block(a, a, s.data());
+        sys.add_block(a, b, minus.data());
+      }
+      if (owns(b)) {
+        sys.add_block(b, b, s.data());
+        sys.add_block(b, a, minus.data());
+      }
+    }
+  };
+  auto give = [&](BlockSystem& sys, int stage, int before) {  // before < 0: with the kept blocks, after zero()
+    for (int g = 0; g < ring.rows; ++g) {
+      if (g % 3 == 0) continue;
+      const double c = coefficient(stage, g);
+      const bool changed = before < 0 || c != coefficient(before, g);
+      const int a = g, b = (g + 1) % ring.rows;
+      const Block s = c * ring.edge(g), minus = -s;
+      for (const auto& [row, col] : {std::pair{a, b}, std::pair{b, a}}) {
+        if (!owns(row)) continue;
+        if (c != 0.0) sys.add_replaceable(row, row, s.data());
+        sys.add_replaceable(row, col, minus.data(), changed);
+      }
+    }
+  };
+  std::vector<double> rhs(6 * kRowsPerRank);
+  for (int i = 0; i < 6 * kRowsPerRank; ++i) rhs[static_cast<std::size_t>(i)] = std::cos(0.5 + first * 6 + i);
+  std::vector<std::vector<double>> jacobi, icc;
+  for (const bool replaced : {true, false}) {
+    BlockSystem sys(MPI_COMM_WORLD, "blocktest_", 6);
+    preallocate(sys);
+    add_kept(sys);
+    give(sys, replaced ? 0 : 2, -1);
+    sys.assemble();
+    if (replaced) {
+      for (int stage = 1; stage <= 2; ++stage) {
+        sys.begin_replacement();
+        give(sys, stage, stage - 1);
+        sys.assemble();
+      }
+    }
+    std::vector<double> y(rhs.size()), z(rhs.size());
+    EXPECT_GT(sys.solve_block_jacobi(rhs, y, 1e-12).reason, 0);
+    EXPECT_GT(sys.solve(rhs, z, 1e-12).reason, 0);
+    jacobi.push_back(y);
+    icc.push_back(z);
+  }
+  EXPECT_EQ(jacobi[0], jacobi[1]);
+  EXPECT_EQ(icc[0], icc[1]);
+}

@@ -85,6 +85,22 @@ class BlockSystem {
   PetscInt local_position(PetscInt row, PetscInt col) const;
   void add_at(PetscInt position, const double* v, bool column_major = false);
 
+  // A replaceable part of the matrix (the Newton matrix's contact terms): its blocks, given by add_replaceable()
+  // between zero() and assemble(), enter the matrix with the others. Between a later begin_replacement() and
+  // assemble() the caller gives that part again, absolutely and whole, and assemble() writes what changed: the
+  // matrix is then, to the bit, the one zero(), the kept blocks and the new part would assemble, whatever the parts
+  // given in between. So a lagged matrix whose contacts are brought up to date is a function of the two states
+  // alone, which a restart can assemble again. Diagonal blocks must be the rank's own rows and are given whole at
+  // each replacement; off-diagonal ones sit where no kept block does and are given where they changed (`changed`;
+  // a replacement sets them, an assembly after zero() adds them). 6x6-block SBAIJ, after the first assemble().
+  void begin_replacement();
+  void add_replaceable(PetscInt row, PetscInt col, const double* v, bool changed = true);
+  void add_replaceable_at(PetscInt position, const double* v, bool column_major, bool changed = true);
+  // Whether the preconditioner's set-up depends on the matrix alone (Gauss–Seidel blocks), not on which matrices
+  // it was first built from (a lagged IC(0) or D-ILU, a kept multigrid): then two runs that assemble the same
+  // matrix by different ways solve alike.
+  bool preconditioner_follows_matrix() const { return eisenstat_ && blocks_ == Blocks::GaussSeidel; }
+
   // True when the preconditioner is an algebraic multigrid, which wants a near-nullspace.
   bool multigrid() const { return multigrid_; }
   // False until the first solve after preallocate(): that one builds the preconditioner whatever it is asked.
@@ -238,6 +254,23 @@ class BlockSystem {
   // pattern is set), and its value array from the first add_at() after zero() until assemble().
   std::vector<PetscInt> local_first_, local_column_;
   PetscScalar* local_values_ = nullptr;
+  // The replaceable part's diagonal blocks per owned row (zero where has_ is 0; rows_ lists where it is 1): the ones
+  // in the matrix, and those being given (next_). The matrix's diagonal block is diagonal_ + that part.
+  struct ReplaceableDiagonal {
+    std::vector<double> blocks;
+    std::vector<char> has;
+    std::vector<PetscInt> rows;
+    void reset(std::size_t n, std::size_t bb);
+    void clear();  // no row holds a block
+    double* row(PetscInt r, std::size_t bb);  // r's block, zeroed when it enters
+  };
+  ReplaceableDiagonal replaceable_, replaceable_next_;
+  bool replacing_ = false;  // between begin_replacement() and assemble()
+  // diagonal_ + the replaceable part of row r into out (bs×bs row-major).
+  void total_diagonal(PetscInt r, const ReplaceableDiagonal& part, double* out) const;
+  void set_at(PetscInt position, const double* v, bool column_major = false);  // add_at, overwriting
+  double* local_block(PetscInt position);  // where add_at and set_at write (marks the block's rows changed)
+  void write_replacement();  // assemble()'s part in a replacement: the diagonal blocks whose part changed
   bool diagonal_complete_ = false;  // every diagonal addition since zero() was local
   bool diagonal_inserted_ = false;  // assemble() has put diagonal_ into the matrix since zero()
   bool diagonal_inverted_ = false;  // diagonal_inverse_ is up to date

@@ -27,7 +27,9 @@ using Vec6 = Eigen::Matrix<double, 6, 1>;
 using Block6 = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;  // PETSc takes blocks row by row
 
 constexpr double kArmijo = 1e-4;
-constexpr int kGhostRowWidth = 73;  // block b-a, block b-b (row-major 6x6 each), PETSc column of a
+// Block b-a, block b-b (row-major 6x6 each), PETSc column of a (−1: nothing), and what the blocks are (kGhost*).
+constexpr int kGhostRowWidth = 74;
+constexpr int kGhostContact = 1, kGhostChanged = 2, kGhostDiagonal = 4;  // a contact's; its b-a block changed; b-b given
 constexpr int kMaxBacktracks = 40;
 // Round-off of an energy change summed term by term, per unit of Σ_k |x|·|∂Φ_k/∂x| (evaluate()).
 constexpr double kEnergyRoundoff = 8 * std::numeric_limits<double>::epsilon();
@@ -166,7 +168,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
       std::copy_n(&model.bdf2_history[w * static_cast<std::size_t>(d_.gid[i])], w, &bdf2_history_[w * i]);
     bdf2_history_step_ = model.bdf2_history_step;
   }
-  h_ = inertia_step(dt_);  // what a carried matrix was assembled with (restore_matrix)
+  h_ = inertia_step(first_try_step());  // what a carried matrix was assembled with (restore_matrix)
   // (A checkpoint of an earlier version holds fewer numbers per particle: its matrix is assembled afresh.)
   const bool has_matrix = model.newton_state.size() == static_cast<std::size_t>(kMatrixState) * model.radius.size();
   if (has_matrix && model.written_by_integrator == "implicit" && model.written_by_form == scene_.implicit.form &&
@@ -309,8 +311,10 @@ double ImplicitBdem::evaluate(Want want) {
   std::vector<double>& c = d_.pair_contributions();
   // Which contacts touch, recorded at an assembly and compared at a gradient evaluation: a lagged Hessian is
   // kept only while the set is the same (a contact that opens or closes changes the matrix outright).
-  // A contact refresh (implicit.contact_refresh): the bonds and the inertia keep their blocks, the contacts'
-  // blocks change by what their Hessians changed since they were put in.
+  // A contact refresh (implicit.contact_refresh): the bonds and the inertia keep their blocks, the contacts' blocks
+  // (the matrix's replaceable part, BlockSystem::begin_replacement) are given again at this state. The matrix is
+  // then, to the bit, the one the kept part's state and this one assemble, whatever refreshes came between: a
+  // restart can assemble it again, and a refreshed matrix may carry to the next step.
   const bool refresh = want == Want::Hessian && contacts_only_;
   // An assembly at a state whose gradient was just evaluated takes only the Hessian: every pair_energy_, c and
   // gradient_ is current (a refresh then touches only the contacts' blocks, a full assembly all blocks).
@@ -325,10 +329,10 @@ double ImplicitBdem::evaluate(Want want) {
     ScopedPhase timer(timers_, Phase::Pairs);
     if (want == Want::Hessian && !refresh) {
       system_.zero();
-      // (Not zeroed: a full assembly writes every contact pair's and particle's entry, and only refreshes read them.)
+      // (Not zeroed: a full assembly writes every contact pair's entry, and only refreshes read them.)
       pair_contact_hessian_.resize(np);
-      plane_contact_hessian_.resize(n);
     }
+    if (refresh) system_.begin_replacement();
     if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
     if (want == Want::Hessian) ghost_rows_.resize(d_.outgoing_entries() * kGhostRowWidth);
     // The pair at hand's ghost row, when its b is a ghost: the outgoing entries are those pairs, in pair order.
@@ -337,32 +341,49 @@ double ImplicitBdem::evaluate(Want want) {
     // A pair's scaled blocks (column-major; ab is block (a, b), block (b, a) its transpose). Owned rows go straight
     // into the matrix; a ghost's row (blocks b-a and b-b) travels to its owner with the column of a, and the owner
     // inserts it (after the loop), so no value takes PETSc's off-process path. Dirichlet rows and columns drop out.
-    auto insert = [&](std::size_t k, const Pair& p, const physics::BondBlocks& blocks) {
+    // A contact's blocks are the matrix's replaceable part: its diagonal ones given when non-zero (`diagonal`), its
+    // off-diagonal one where it `changed` (always in a full assembly, which puts every candidate's block in).
+    struct Kind {
+      bool contact = false, changed = true, diagonal = true;
+    };
+    auto insert = [&](std::size_t k, const Pair& p, const physics::BondBlocks& blocks, Kind kind) {
       const bool free_a = d_.constraint[p.a] < 0, free_b = d_.constraint[p.b] < 0;
       const auto ra = static_cast<PetscInt>(petsc_row_[p.a]), rb = static_cast<PetscInt>(petsc_row_[p.b]);
-      if (free_a) system_.add_block(ra, ra, blocks.aa.data());  // symmetric: row- and column-major alike
+      auto diagonal = [&](PetscInt r, const Block6& b) {  // symmetric: row- and column-major alike
+        if (!kind.contact) system_.add_block(r, r, b.data());
+        else if (kind.diagonal) system_.add_replaceable(r, r, b.data());
+      };
+      auto off_diagonal = [&](PetscInt r, PetscInt c, const double* b) {
+        if (!kind.contact) system_.add_block(r, c, b);
+        else system_.add_replaceable(r, c, b, kind.changed);
+      };
+      if (free_a) diagonal(ra, blocks.aa);
       if (static_cast<std::size_t>(p.b) >= n) {
         if (!free_b) return;
         if (free_a) std::copy_n(blocks.ab.data(), 36, ghost_row);  // block (b, a) row by row = ab column by column
         std::copy_n(blocks.bb.data(), 36, ghost_row + 36);
         ghost_row[72] = ra;
+        ghost_row[73] = kind.contact ? kGhostContact | (kind.changed ? kGhostChanged : 0) |
+                                           (kind.diagonal ? kGhostDiagonal : 0)
+                                     : 0;
         if (free_a) {
           const Block6 ab = blocks.ab;  // row-major
-          system_.add_block(ra, rb, ab.data());
+          off_diagonal(ra, rb, ab.data());
         }
         return;
       }
-      if (free_b) system_.add_block(rb, rb, blocks.bb.data());
+      if (free_b) diagonal(rb, blocks.bb);
       if (!free_a || !free_b) return;
       if (!pair_position_.empty() && pair_position_[k] >= 0) {
         // Only the upper block goes in (the lower one is its transpose, which SBAIJ does not keep).
-        if (ra < rb) system_.add_at(pair_position_[k], blocks.ab.data(), true);
-        else system_.add_at(pair_position_[k], blocks.ab.data());  // block (b, a) row by row
+        const bool column_major = ra < rb;  // else block (b, a) row by row
+        if (!kind.contact) system_.add_at(pair_position_[k], blocks.ab.data(), column_major);
+        else system_.add_replaceable_at(pair_position_[k], blocks.ab.data(), column_major, kind.changed);
         return;
       }
       const Block6 ab = blocks.ab;  // row-major
-      system_.add_block(ra, rb, ab.data());
-      system_.add_block(rb, ra, blocks.ab.data());
+      off_diagonal(ra, rb, ab.data());
+      off_diagonal(rb, ra, blocks.ab.data());
     };
     auto scale_of = [&](std::int32_t slot) { return physics::BlockScale{scale_[slot][0], scale_[slot][3]}; };
     // S_a H S_b of the 12×12 blocks of a Hessian that is not a Gauss–Newton one (implicit.hessian).
@@ -377,8 +398,9 @@ double ImplicitBdem::evaluate(Want want) {
       double* g = &c[12 * k];
       if (want == Want::Hessian && static_cast<std::size_t>(p.b) >= n) {  // nothing to insert unless set below
         ghost_row = &ghost_rows_[next_ghost_row++ * kGhostRowWidth];
-        std::fill_n(ghost_row, kGhostRowWidth - 1, 0.0);
+        std::fill_n(ghost_row, 72, 0.0);
         ghost_row[72] = -1;
+        ghost_row[73] = 0;
       }
       if (p.bond >= 0) {
         if (refresh && gradient_kept) continue;  // c and pair_energy_ already hold this state's bond terms
@@ -408,7 +430,7 @@ double ImplicitBdem::evaluate(Want want) {
           std::copy_n(br.gradient.data(), 12, g);
           scaled_blocks(p, br.hessian, blocks);
         }
-        insert(k, p, blocks);
+        insert(k, p, blocks, Kind{});
         continue;
       }
       physics::PairReduced6 cp =
@@ -434,19 +456,21 @@ double ImplicitBdem::evaluate(Want want) {
       // Inactive candidates insert zero blocks too: the first assembly drops slots never set, and the
       // pattern must hold every candidate until the next rebuild.
       if (want == Want::Hessian) {
-        // The pair's Hessian is [H −H; −H H] (manifold_contact.hpp); a refresh adds the change of H.
+        // The pair's Hessian is [H −H; −H H] (manifold_contact.hpp), given whole; a refresh sets the off-diagonal
+        // block only where H changed, to the bit, since it was put in.
         const Eigen::Matrix3d h_now = cp.hessian.topLeftCorner<3, 3>();
-        const Eigen::Matrix3d change = refresh ? Eigen::Matrix3d(h_now - pair_contact_hessian_[k]) : h_now;
+        Kind kind{true, !refresh || std::memcmp(h_now.data(), pair_contact_hessian_[k].data(), sizeof(h_now)) != 0,
+                  !h_now.isZero(0.0)};
         pair_contact_hessian_[k] = h_now;
-        if (refresh && change.isZero(0.0)) continue;
+        if (!kind.changed && !kind.diagonal) continue;
         const physics::BlockScale sa = scale_of(p.a), sb = scale_of(p.b);
         blocks.aa.setZero();
         blocks.ab.setZero();
         blocks.bb.setZero();
-        blocks.aa.topLeftCorner<3, 3>() = (sa.p * sa.p) * change;
-        blocks.ab.topLeftCorner<3, 3>() = (-sa.p * sb.p) * change;
-        blocks.bb.topLeftCorner<3, 3>() = (sb.p * sb.p) * change;
-        insert(k, p, blocks);
+        blocks.aa.topLeftCorner<3, 3>() = (sa.p * sa.p) * h_now;
+        blocks.ab.topLeftCorner<3, 3>() = (-sa.p * sb.p) * h_now;
+        blocks.bb.topLeftCorner<3, 3>() = (sb.p * sb.p) * h_now;
+        insert(k, p, blocks, kind);
       }
     }
   }
@@ -470,8 +494,15 @@ double ImplicitBdem::evaluate(Want want) {
       const double* in = &ghost_rows_received_[e * kGhostRowWidth];
       const std::int32_t row = d_.incoming_slot(e);
       if (in[72] < 0 || d_.constraint[row] >= 0) continue;  // partner's column dropped (Dirichlet)
-      system_.add_block(static_cast<PetscInt>(petsc_row_[row]), static_cast<PetscInt>(in[72]), in);
-      system_.add_block(static_cast<PetscInt>(petsc_row_[row]), static_cast<PetscInt>(petsc_row_[row]), in + 36);
+      const auto r = static_cast<PetscInt>(petsc_row_[row]), column = static_cast<PetscInt>(in[72]);
+      const int kind = static_cast<int>(in[73]);
+      if (!(kind & kGhostContact)) {
+        system_.add_block(r, column, in);
+        system_.add_block(r, r, in + 36);
+        continue;
+      }
+      system_.add_replaceable(r, column, in, (kind & kGhostChanged) != 0);
+      if (kind & kGhostDiagonal) system_.add_replaceable(r, r, in + 36);
     }
   }
   ScopedPhase timer(timers_, Phase::Pairs);
@@ -490,7 +521,6 @@ double ImplicitBdem::evaluate(Want want) {
     const double m = d_.mass[i], r = d_.radius[i];
     double e = -m * scene_.gravity.dot(xe[i]);
     Vec6 g = Vec6::Zero();
-    Block6 diag = Block6::Zero();
     Eigen::Matrix3d plane_hessian = Eigen::Matrix3d::Zero();
     int planes = 0;
     for (std::size_t o = 0; o < scene_.obstacles.size(); ++o)
@@ -502,19 +532,23 @@ double ImplicitBdem::evaluate(Want want) {
         g.head<3>() += pl.gradient;
         plane_hessian += pl.hessian;
       });
-    if (want == Want::Hessian) {  // the change since the blocks were put in (all of it after a full zero())
-      diag.topLeftCorner<3, 3>() = refresh ? Eigen::Matrix3d(plane_hessian - plane_contact_hessian_[i]) : plane_hessian;
-      plane_contact_hessian_[i] = plane_hessian;
-    }
     if (want == Want::Hessian) planes_active_[i] = planes;
     else if (!contacts_changed && planes_active_[i] != planes) contacts_changed = 1;
-    auto add_diagonal = [&](Block6 block) {  // in the scaled system's units
-      block = scale_[i].asDiagonal() * block * scale_[i].asDiagonal();
-      system_.add_block(static_cast<PetscInt>(petsc_row_[i]), static_cast<PetscInt>(petsc_row_[i]), block.data());
+    // The diagonal block in the scaled system's units: the inertia's kept, the planes' replaceable (as the pairs').
+    auto add_diagonal = [&](const Vec6& inertia_diagonal) {
+      const auto row = static_cast<PetscInt>(petsc_row_[i]);
+      if (!refresh) {
+        const Block6 block = scale_[i].cwiseProduct(scale_[i]).cwiseProduct(inertia_diagonal).asDiagonal();
+        system_.add_block(row, row, block.data());
+      }
+      if (plane_hessian.isZero(0.0)) return;
+      Block6 block = Block6::Zero();
+      block.topLeftCorner<3, 3>() = scale_[i].head<3>().asDiagonal() * plane_hessian * scale_[i].head<3>().asDiagonal();
+      system_.add_replaceable(row, row, block.data());
     };
-    if (gradient_kept) {  // only the Hessian: a refresh's planes' change, or all of the diagonal block
-      if (!refresh) diag.diagonal() += physics::inertia(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h).hessian_diag;
-      if (!refresh || !diag.isZero(0.0)) add_diagonal(diag);
+    if (gradient_kept) {  // only the Hessian
+      add_diagonal(refresh ? Vec6::Zero().eval()
+                           : Vec6(physics::inertia(p, d_.q[i], p_hat_[i], q_hat_[i], m, r, h).hessian_diag));
       continue;
     }
     if (want == Want::Energy) {
@@ -533,10 +567,7 @@ double ImplicitBdem::evaluate(Want want) {
     g.head<3>() += gp_[i] - s * m * scene_.gravity;
     g.tail<3>() += gy_[i];
     gradient_[i] = g;
-    if (want == Want::Hessian && !(refresh && diag.isZero(0.0))) {
-      if (!refresh) diag.diagonal() += in.hessian_diag;
-      add_diagonal(diag);
-    }
+    if (want == Want::Hessian) add_diagonal(in.hessian_diag);
   }
   if (want == Want::Hessian) {
     system_.assemble();
@@ -642,10 +673,12 @@ bool ImplicitBdem::minimise() {
     // no contact opened or closed (that changes the matrix outright). Within a step the bonded iterates move
     // little, so on the bonded scenes it costs no Newton iterations and saves 60-80 % of the assemblies.
     const double lag = scene_.implicit.hessian_lag_contraction, tolerance = scene_.implicit.tolerance;
-    // The first iteration may keep the matrix of the last step (matrix_carries), as long as no contact opened or
-    // closed: a bonded step's Hessian hardly differs from the last one's, and on the paper-size cloth that skipped
-    // 13 of 16 assemblies and factorisations for 4 % more Krylov iterations.
+    // The first iteration may keep the matrix of the last step (matrix_carries): a bonded step's Hessian hardly
+    // differs from the last one's, and on the paper-size cloth that skipped 13 of 16 assemblies and factorisations
+    // for 4 % more Krylov iterations. Its contacts are brought up to date (a contact refresh) where the
+    // preconditioner follows the matrix alone; otherwise it is kept only if no contact opened or closed.
     const bool carried = carry && iterations == 0;
+    const bool refresh_carried = carried && refreshes_carried_contacts();
     const bool lag_candidate = newton && lag > 0 && ((hessian_current_ && full_step && same_contacts) || carried);
     // A state the last step predicts to be converged, or one that may keep the lagged Hessian, is evaluated
     // on its gradient first: the Hessian, the costly part of an evaluation, is assembled only if needed.
@@ -659,9 +692,14 @@ bool ImplicitBdem::minimise() {
       if (carried) {
         long changed = contacts_changed_;
         MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_LONG, MPI_MAX, d_.comm);
-        lagged = res >= tolerance && changed == 0;
+        lagged = res >= tolerance && (changed == 0 || refresh_carried);
         hessian_current_ = lagged;  // from here on judged as a lagged Hessian of this step
         if (lagged) ++carried_hessians_;
+        if (lagged && refresh_carried) {
+          contacts_only_ = gradient_at_state_ = true;
+          evaluate(Want::Hessian);
+          contacts_only_ = gradient_at_state_ = false;
+        }
       } else {
         lagged = lag_candidate && res >= tolerance && res < lag * previous_res;
       }
@@ -1214,11 +1252,23 @@ Observables ImplicitBdem::observables() {
 
 bool ImplicitBdem::matrix_carries(double h) const {
   // (A lag contraction of 0 assembles at every iteration: nothing carries either.)
-  long local = scene_.implicit.hessian_lag_contraction > 0 && matrix_assembled_ && !matrix_mixed_ && matrix_h_ == h &&
+  // A refreshed matrix carries where the next step brings its contacts up to date (minimise): it is then the matrix
+  // of the kept part's state and that step's start, which a restart assembles again; elsewhere it would not be.
+  const bool mixed_ok = refreshes_carried_contacts();
+  long local = scene_.implicit.hessian_lag_contraction > 0 && matrix_assembled_ && (!matrix_mixed_ || mixed_ok) &&
+               matrix_h_ == h &&
                matrix_rebuild_ == d_.rebuilds() && matrix_breaks_ == breaks_,
        global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_MIN, d_.comm);
   return global != 0;
+}
+
+bool ImplicitBdem::refreshes_carried_contacts() const {
+  return scene_.implicit.contact_refresh && system_.preconditioner_follows_matrix();
+}
+
+double ImplicitBdem::first_try_step() const {
+  return std::ldexp(dt_, -std::min(schedule_.fracture_depth, scene_.implicit.step_cuts));
 }
 
 void ImplicitBdem::restore_matrix(const GlobalModel& model) {
@@ -1262,9 +1312,9 @@ void ImplicitBdem::restore_matrix(const GlobalModel& model) {
 void ImplicitBdem::write_checkpoint(const std::string& path) {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros. A Newton
   // matrix the next step may keep goes with the state it was assembled at.
-  // (The next step is a whole one: a matrix of a cut step's half does not carry.)
+  // (The next step's first try is a whole step, or the halving its fracture cuts start at: first_try_step.)
   // BDF2 adds its x_{n−1}; the midpoint form the length of the step its ∇V is from; fracture cuts their depth.
-  const bool carries = matrix_carries(inertia_step(dt_));
+  const bool carries = matrix_carries(inertia_step(first_try_step()));
   d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
                       carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
                       carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, schedule_);

@@ -100,7 +100,11 @@ class ImplicitBdem final : public BdemMethod {
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
-  bool matrix_carries(double h) const;    // collective: the assembled Newton matrix may serve a step of length h
+  bool matrix_carries(double h) const;
+  // A carried matrix's contacts are refreshed at the next step's start (which lets a refreshed one carry): with
+  // contact refreshes on and a preconditioner that follows the matrix alone.
+  bool refreshes_carried_contacts() const;
+  double first_try_step() const;  // the length of the next step's first try (whole, or as its fracture cuts start)    // collective: the assembled Newton matrix may serve a step of length h
   void restore_matrix(const GlobalModel& model);  // collective: a checkpoint's carried matrix, assembled again
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
@@ -154,8 +158,8 @@ class ImplicitBdem final : public BdemMethod {
   // full step so): a refresh then leaves the bonds alone altogether, and of the contacts and planes forms only the
   // Hessians, since every energy and gradient is already the current one.
   bool gradient_at_state_ = false;
-  bool matrix_mixed_ = false;  // the matrix holds blocks of two states: a restart could not rebuild it, so it never carries
-  std::vector<Eigen::Matrix3d> pair_contact_hessian_, plane_contact_hessian_;
+  bool matrix_mixed_ = false;  // contacts refreshed since the assembly: carries only where refreshed again (matrix_carries)
+  std::vector<Eigen::Matrix3d> pair_contact_hessian_;
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
