@@ -6,7 +6,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
 
 namespace percussion::parallel {
 namespace {
@@ -76,12 +75,24 @@ std::vector<Cell> occupied_cells(std::span<const Eigen::Vector3d> points, double
   return cells;
 }
 
-// Another rank's occupied cells, received as (i, j, k) triples.
+// Another rank's occupied cells, received as (i, j, k) triples. An open-addressing table (power-of-two size, linear
+// probing): the 27 lookups per particle of within() were most of a 2-rank rebuild of the torn cloth with
+// std::unordered_set, whose prime-modulo hash and node lists each cost a division and a cache miss.
 class CellSet {
  public:
   CellSet(std::span<const std::int64_t> triples, double h) : h_(h) {
-    set_.reserve(2 * triples.size() / 3);
-    for (std::size_t t = 0; t + 2 < triples.size(); t += 3) set_.insert({triples[t], triples[t + 1], triples[t + 2]});
+    std::size_t size = 16;
+    int bits = 4;
+    for (; size < 2 * (triples.size() / 3); size *= 2) ++bits;
+    mask_ = size - 1;
+    shift_ = 64 - bits;
+    slots_.assign(size, Cell{kEmpty, 0, 0});
+    for (std::size_t t = 0; t + 2 < triples.size(); t += 3) {
+      const Cell c{triples[t], triples[t + 1], triples[t + 2]};
+      std::size_t i = slot(c);
+      while (slots_[i][0] != kEmpty && !same(slots_[i], c)) i = (i + 1) & mask_;
+      slots_[i] = c;
+    }
   }
 
   // Whether a cell of the set lies within sqrt(reach2) <= h of p: only the ring of cells around p's can.
@@ -92,7 +103,7 @@ class CellSet {
       for (std::int64_t dy = -1; dy <= 1; ++dy)
         for (std::int64_t dx = -1; dx <= 1; ++dx) {
           const Cell n{clamp_cell(c[0] + dx), clamp_cell(c[1] + dy), clamp_cell(c[2] + dz)};
-          if (!set_.contains(n)) continue;
+          if (!contains(n)) continue;
           cell_box(n, h_, lo, hi);
           if (box_distance2(p, lo, hi) <= reach2) return true;
         }
@@ -100,15 +111,26 @@ class CellSet {
   }
 
  private:
-  struct Hash {
-    std::size_t operator()(const Cell& c) const {
-      return static_cast<std::size_t>(static_cast<std::uint64_t>(c[0]) * 0x9E3779B97F4A7C15ULL ^
-                                      static_cast<std::uint64_t>(c[1]) * 0xC2B2AE3D27D4EB4FULL ^
-                                      static_cast<std::uint64_t>(c[2]) * 0x165667B19E3779F9ULL);
+  static constexpr std::int64_t kEmpty = std::numeric_limits<std::int64_t>::min();  // below every clamped cell
+  // (std::array's == calls memcmp, which the lookups then spent their time in.)
+  static bool same(const Cell& a, const Cell& b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
+  // The top bits of a multiplicative hash (its low bits mix poorly).
+  std::size_t slot(const Cell& c) const {
+    const std::uint64_t h = (static_cast<std::uint64_t>(c[0]) * 0x9E3779B97F4A7C15ULL) ^
+                            (static_cast<std::uint64_t>(c[1]) * 0xC2B2AE3D27D4EB4FULL) ^
+                            (static_cast<std::uint64_t>(c[2]) * 0x165667B19E3779F9ULL);
+    return static_cast<std::size_t>((h * 0x9E3779B97F4A7C15ULL) >> shift_);
+  }
+  bool contains(const Cell& c) const {
+    for (std::size_t i = slot(c);; i = (i + 1) & mask_) {
+      if (same(slots_[i], c)) return true;
+      if (slots_[i][0] == kEmpty) return false;
     }
-  };
+  }
   double h_;
-  std::unordered_set<Cell, Hash> set_;
+  std::size_t mask_ = 0;
+  int shift_ = 60;
+  std::vector<Cell> slots_;
 };
 
 }  // namespace

@@ -346,7 +346,7 @@ void BlockSystem::set_at(PetscInt position, const double* v, bool column_major) 
 }
 
 void BlockSystem::ReplaceableDiagonal::reset(std::size_t n, std::size_t bb) {
-  blocks.assign(n * bb, 0.0);
+  blocks.resize(n * bb);  // (a row's block is zeroed when it enters: a rebuild need not write them all)
   has.assign(n, 0);
   rows.clear();
 }

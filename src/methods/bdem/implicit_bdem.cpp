@@ -331,6 +331,7 @@ double ImplicitBdem::evaluate(Want want) {
       system_.zero();
       // (Not zeroed: a full assembly writes every contact pair's entry, and only refreshes read them.)
       pair_contact_hessian_.resize(np);
+      pair_contact_held_.resize(np);
     }
     if (refresh) system_.begin_replacement();
     if (want == Want::Hessian && pair_position_.size() != np) locate_pair_blocks();
@@ -458,10 +459,15 @@ double ImplicitBdem::evaluate(Want want) {
       if (want == Want::Hessian) {
         // The pair's Hessian is [H −H; −H H] (manifold_contact.hpp), given whole; a refresh sets the off-diagonal
         // block only where H changed, to the bit, since it was put in.
+        // (Most candidates touch neither now nor before: their stored Hessian is not read.)
         const Eigen::Matrix3d h_now = cp.hessian.topLeftCorner<3, 3>();
-        Kind kind{true, !refresh || std::memcmp(h_now.data(), pair_contact_hessian_[k].data(), sizeof(h_now)) != 0,
-                  !h_now.isZero(0.0)};
-        pair_contact_hessian_[k] = h_now;
+        const bool held = refresh && pair_contact_held_[k];
+        Kind kind{true, !refresh, !h_now.isZero(0.0)};
+        if (kind.diagonal || held) {
+          kind.changed = kind.changed || !held || h_now != pair_contact_hessian_[k];
+          pair_contact_hessian_[k] = h_now;
+        }
+        pair_contact_held_[k] = kind.diagonal;
         if (!kind.changed && !kind.diagonal) continue;
         const physics::BlockScale sa = scale_of(p.a), sb = scale_of(p.b);
         blocks.aa.setZero();

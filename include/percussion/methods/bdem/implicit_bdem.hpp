@@ -159,7 +159,8 @@ class ImplicitBdem final : public BdemMethod {
   // Hessians, since every energy and gradient is already the current one.
   bool gradient_at_state_ = false;
   bool matrix_mixed_ = false;  // contacts refreshed since the assembly: carries only where refreshed again (matrix_carries)
-  std::vector<Eigen::Matrix3d> pair_contact_hessian_;
+  std::vector<Eigen::Matrix3d> pair_contact_hessian_;  // the contact Hessian in the matrix, where it is not zero
+  std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
