@@ -312,14 +312,13 @@ namespace {
 // written over.
 template <bool Add>
 void put_block(double* block, const double* v, bool column_major) {
-  constexpr int b = SbaijBlock::kBlock, bb = b * b;
+  constexpr int b = SbaijBlock::kBlock;
   for (int r = 0; r < b; ++r)
     for (int c = 0; c < b; ++c) {
       const double value = column_major ? v[c * b + r] : v[r * b + c];
       if constexpr (Add) block[c * b + r] += value;
       else block[c * b + r] = value;
     }
-  (void)bb;
 }
 }  // namespace
 

@@ -580,7 +580,8 @@ double ImplicitBdem::evaluate(Want want) {
     if (!refresh) ++hessian_assemblies_;
     else if (contact_branch_.empty()) ++contact_refreshes_;  // (a round counts as active_set_rounds)
     matrix_mixed_ = refresh;
-    // What a checkpoint needs to assemble this matrix again (restore_matrix); a refreshed one never carries.
+    // What a checkpoint needs to assemble this matrix again (restore_matrix): the state of its full assembly, which a
+    // refresh keeps (the refresh at the carried step's start gives the contacts again).
     matrix_state_.resize(kMatrixState * n);
     for (std::size_t i = 0; i < n && !refresh; ++i) {
       double* m = &matrix_state_[kMatrixState * i];

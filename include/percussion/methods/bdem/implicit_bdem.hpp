@@ -100,11 +100,11 @@ class ImplicitBdem final : public BdemMethod {
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
-  bool matrix_carries(double h) const;
+  bool matrix_carries(double h) const;  // collective: the assembled Newton matrix may serve a step of length h
   // A carried matrix's contacts are refreshed at the next step's start (which lets a refreshed one carry): with
   // contact refreshes on and a preconditioner that follows the matrix alone.
   bool refreshes_carried_contacts() const;
-  double first_try_step() const;  // the length of the next step's first try (whole, or as its fracture cuts start)    // collective: the assembled Newton matrix may serve a step of length h
+  double first_try_step() const;  // the length of the next step's first try (whole, or as its fracture cuts start)
   void restore_matrix(const GlobalModel& model);  // collective: a checkpoint's carried matrix, assembled again
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
@@ -176,9 +176,9 @@ class ImplicitBdem final : public BdemMethod {
   bool shifting_blocks_ = false;  // the default preconditioner's blocks are IC(0), which may shift (and so schedule)
   long block_jacobi_steps_ = 0;  // steps started on point-block Jacobi
   bool hessian_current_ = false;  // the assembled matrix is the Hessian at a state of this minimisation
-  // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian) when no
-  // contact opened or closed. Valid while no bond broke, no neighbour rebuild re-created it and the step is the
-  // one it was assembled for. A checkpoint keeps the state it was assembled at (matrix_state_, per owned particle
+  // The Newton matrix carried into the next step, whose first Newton iteration keeps it (a lagged Hessian), its
+  // contacts refreshed (refreshes_carried_contacts), or else only when no contact opened or closed. Valid while no
+  // bond broke, no neighbour rebuild re-created it and the step is the one it was assembled for. A checkpoint keeps the state it was assembled at (matrix_state_, per owned particle
   // position, quaternion, predicted quaternion, step-start position and quaternion, the position its contact
   // normals were taken at), so a restart assembles the same matrix and continues bit for bit.
   static constexpr int kMatrixState = 21;
