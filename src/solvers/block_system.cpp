@@ -173,7 +173,8 @@ void BlockSystem::order_rows(std::span<const char> sides, bool across) {
 }
 
 PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> item_d_nnz,
-                                  std::span<const PetscInt> item_o_nnz, std::span<const char> sides) {
+                                  std::span<const PetscInt> item_o_nnz, std::span<const char> sides,
+                                  bool pattern_follows) {
   destroy();
   local_first_.clear();
   local_column_.clear();
@@ -213,7 +214,13 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> it
   petsc_check(MatSetType(A_, MATSBAIJ), "MatSetType");
   petsc_check(MatSetOptionsPrefix(A_, prefix_.c_str()), "MatSetOptionsPrefix");
   petsc_check(MatSetFromOptions(A_), "MatSetFromOptions");
-  // The full counts also bound the upper triangle (SBAIJ); assembly releases the slots left unused.
+  // The full counts also bound the upper triangle (SBAIJ); assembly releases the slots left unused. A pattern that
+  // follows allocates the SBAIJ matrix again (set_pattern): this allocation is only the diagonal blocks'.
+  pattern_follows_ = pattern_follows && is_type(A_, MATSEQSBAIJ, MATMPISBAIJ) && bs_ == SbaijBlock::kBlock;
+  if (pattern_follows_) {
+    std::fill(d_nnz.begin(), d_nnz.end(), 1);
+    std::fill(o_nnz.begin(), o_nnz.end(), 0);
+  }
   petsc_check(MatXAIJSetPreallocation(A_, bs_, d_nnz.data(), o_nnz.data(), d_nnz.data(), o_nnz.data()),
               "MatXAIJSetPreallocation");
   petsc_check(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
@@ -259,6 +266,38 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> it
   }
   multigrid_ = t == PCGAMG || t == PCHYPRE || t == PCML;
   return first_row_;
+}
+
+void BlockSystem::set_pattern(std::span<const PetscInt> start, std::span<const PetscInt> columns) {
+  if (!pattern_follows_) return;
+  pattern_follows_ = false;
+  // Rows in the system's order; in each, its diagonal block and the upper triangle's columns, sorted.
+  const auto n = static_cast<std::size_t>(n_owned_);
+  std::vector<PetscInt> row_start(n + 1, 0), item_of(n);
+  for (std::size_t i = 0; i < n; ++i) item_of[static_cast<std::size_t>(local_row(i))] = static_cast<PetscInt>(i);
+  std::vector<PetscInt> row_columns;
+  row_columns.reserve(n + columns.size());
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto i = static_cast<std::size_t>(item_of[r]);
+    const PetscInt row = first_row_ + static_cast<PetscInt>(r);
+    const auto begin = row_columns.size();
+    row_columns.push_back(row);
+    for (PetscInt k = start[i]; k < start[i + 1]; ++k)
+      if (columns[static_cast<std::size_t>(k)] > row) row_columns.push_back(columns[static_cast<std::size_t>(k)]);
+    std::sort(row_columns.begin() + static_cast<std::ptrdiff_t>(begin), row_columns.end());
+    row_columns.erase(std::unique(row_columns.begin() + static_cast<std::ptrdiff_t>(begin), row_columns.end()),
+                      row_columns.end());
+    row_start[r + 1] = static_cast<PetscInt>(row_columns.size());
+  }
+  // (Only the call for the matrix's own type acts.)
+  petsc_check(MatSeqSBAIJSetPreallocationCSR(A_, bs_, row_start.data(), row_columns.data(), nullptr),
+              "MatSeqSBAIJSetPreallocationCSR");
+  petsc_check(MatMPISBAIJSetPreallocationCSR(A_, bs_, row_start.data(), row_columns.data(), nullptr),
+              "MatMPISBAIJSetPreallocationCSR");
+  petsc_check(MatSetOption(A_, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE), "MatSetOption");
+  SbaijBlock block(A_, "direct assembly");
+  local_first_ = std::move(block.first);
+  local_column_ = std::move(block.column);
 }
 
 void BlockSystem::zero() {

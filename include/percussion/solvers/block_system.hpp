@@ -40,8 +40,16 @@ class BlockSystem {
   // (rank_coupling.hpp): item i is the local row local_row(i) (first_row() + local_row(i) globally), and rhs,
   // solution and near-nullspace modes hold the rows in that order. d_nnz and o_nnz stay per item.
   static constexpr char kLowerRank = 1, kHigherRank = 2;
+  // With `pattern_follows` the caller gives the pattern next (set_pattern), and a 6x6-block SBAIJ matrix is allocated
+  // only then.
   PetscInt preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz,
-                       std::span<const char> sides = {});
+                       std::span<const char> sides = {}, bool pattern_follows = false);
+  // Collective, after preallocate(): the matrix's blocks, given whole. Item i's row holds the blocks of the global
+  // block columns columns[start[i]] ... columns[start[i + 1] − 1] (either triangle, any order, repeats allowed) and
+  // its diagonal block. A 6x6-block SBAIJ matrix is then allocated for exactly these blocks, and every block is
+  // inserted once in order: no first assembly then searches its rows, shifts their blocks or squeezes out slots left
+  // unused, and add_at() works from the first assembly on. Other formats keep preallocate()'s counts.
+  void set_pattern(std::span<const PetscInt> start, std::span<const PetscInt> columns);
   PetscInt first_row() const { return first_row_; }
   PetscInt local_row(std::size_t item) const {
     return local_row_.empty() ? static_cast<PetscInt>(item) : local_row_[item];
@@ -196,6 +204,7 @@ class BlockSystem {
   RankCoupling::Groups groups_;
   RankCoupling coupling_;
   bool across_asked_ = true, across_ = false, across_ready_ = false, across_refused_ = false;
+  bool pattern_follows_ = false;  // preallocate() left the allocation of the SBAIJ matrix to set_pattern()
   long across_set_ups_ = 0;
   bool dilu_across_ = false;  // D-ILU's last factorisation ran across the ranks
   bool across(const EisenstatDilu& split) const {

@@ -204,12 +204,46 @@ void ImplicitBdem::prepare_matrix() {
     diag[i] = 1 + d_.partners_owned()[i];
     off[i] = d_.partners_other()[i];
   }
-  const PetscInt first = system_.preallocate(static_cast<PetscInt>(n), diag, off, rank_sides());
+  const PetscInt first = system_.preallocate(static_cast<PetscInt>(n), diag, off, rank_sides(), true);
   pair_position_.clear();
   petsc_row_.assign(d_.x.size(), -1.0);
   for (std::size_t i = 0; i < n; ++i) petsc_row_[i] = static_cast<double>(first + system_.local_row(i));
   d_.forward(petsc_row_);
+  set_matrix_pattern();
   pattern_of_rebuild_ = d_.rebuilds();
+}
+
+void ImplicitBdem::set_matrix_pattern() {
+  // The blocks evaluate() inserts: those of every pair whose ends are both free (a contact candidate's too, zero while
+  // it does not touch), a ghost's from its owner's side (its partner's row sent there, as the Hessian's ghost rows;
+  // a free ghost's row takes its partner's column even when the partner is prescribed, with a zero block).
+  const std::size_t n = d_.n_owned;
+  auto free = [&](std::int32_t slot) { return d_.constraint[slot] < 0; };
+  std::vector<double> outgoing(d_.outgoing_entries(), -1.0), incoming;
+  std::vector<PetscInt> start(n + 1, 0);
+  std::size_t next = 0;
+  for (const Pair& p : d_.pairs) {
+    const bool ghost = static_cast<std::size_t>(p.b) >= n, both = free(p.a) && free(p.b);
+    if (ghost && free(p.b)) outgoing[next] = petsc_row_[p.a];
+    next += ghost ? 1 : 0;
+    if (!both) continue;
+    ++start[p.a + 1];
+    if (!ghost) ++start[p.b + 1];
+  }
+  d_.send_to_owners(outgoing, 1, incoming);
+  for (std::size_t e = 0; e < incoming.size(); ++e)
+    if (incoming[e] >= 0 && free(d_.incoming_slot(e))) ++start[d_.incoming_slot(e) + 1];
+  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  std::vector<PetscInt> columns(static_cast<std::size_t>(start[n])), fill(start.begin(), start.end() - 1);
+  auto add = [&](std::size_t row, double column) { columns[static_cast<std::size_t>(fill[row]++)] = static_cast<PetscInt>(column); };
+  for (const Pair& p : d_.pairs) {
+    if (!free(p.a) || !free(p.b)) continue;
+    add(static_cast<std::size_t>(p.a), petsc_row_[p.b]);
+    if (static_cast<std::size_t>(p.b) < n) add(static_cast<std::size_t>(p.b), petsc_row_[p.a]);
+  }
+  for (std::size_t e = 0; e < incoming.size(); ++e)
+    if (incoming[e] >= 0 && free(d_.incoming_slot(e))) add(static_cast<std::size_t>(d_.incoming_slot(e)), incoming[e]);
+  system_.set_pattern(start, columns);
 }
 
 std::vector<char> ImplicitBdem::rank_sides() {
@@ -266,6 +300,7 @@ Eigen::Matrix<double, 6, 1> ImplicitBdem::convergence_scale(std::size_t slot) co
 void ImplicitBdem::compute_scale() {
   scale_.resize(d_.x.size());
   for (std::size_t i = 0; i < d_.x.size(); ++i) scale_[i] = convergence_scale(i);
+  scale_step_ = h_;
 }
 
 void ImplicitBdem::locate_pair_blocks() {
@@ -643,13 +678,15 @@ void ImplicitBdem::try_extrapolation(double slope, double change, double alpha_c
   energy_change();  // the accepted state's energies and contact sets
 }
 
-double ImplicitBdem::residual() const {
+double ImplicitBdem::residual() {
   // The step each particle's gradient asks for, relative to its radius: h² M⁻¹ g / r (rotations: half-angles).
-  // (Squared norms, and one square root at the end: this runs after every evaluation.)
+  // (Squared norms, and one square root at the end: this runs after every evaluation. The owned particles' scales
+  // stay those of the last compute_scale while h_ does.)
+  if (scale_step_ != h_ || scale_.size() < d_.n_owned) compute_scale();
   double local = 0, global = 0;
   for (std::size_t i = 0; i < d_.n_owned; ++i) {
     if (d_.constraint[i] >= 0) continue;
-    const Eigen::Matrix<double, 6, 1> step = convergence_scale(i).cwiseProduct(gradient_[i]);
+    const Eigen::Matrix<double, 6, 1> step = scale_[i].cwiseProduct(gradient_[i]);
     local = std::max({local, step.head<3>().squaredNorm(), step.tail<3>().squaredNorm()});
   }
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, d_.comm);

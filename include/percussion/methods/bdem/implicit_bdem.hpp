@@ -58,8 +58,9 @@ class ImplicitBdem final : public BdemMethod {
   void compute_scale();
   void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
-  std::vector<char> rank_sides();         // collective: which owned particles pair with lower or higher ranks' ones
-  double residual() const;                // collective: max scaled step |h² M⁻¹ g| / r
+  std::vector<char> rank_sides();
+  void set_matrix_pattern();  // collective: the matrix's blocks, given to the system after prepare_matrix's preallocation         // collective: which owned particles pair with lower or higher ranks' ones
+  double residual();                // collective: max scaled step |h² M⁻¹ g| / r
   void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
   bool minimise();                        // collective: Newton (or gradient) iterations; true if converged
   // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
@@ -114,6 +115,7 @@ class ImplicitBdem final : public BdemMethod {
   solvers::BlockSystem system_;
   double contact_k_ = 0;
   std::vector<Eigen::Matrix<double, 6, 1>> scale_;  // per slot (owned and ghost): D of compute_scale
+  double scale_step_ = -1;  // the h_ scale_ was computed for
   bool monitor_ = false;  // -bdem_newton_monitor: print each Newton iteration's residual, Krylov count, step
   long pattern_of_rebuild_ = -1;
   long fresh_krylov_ = 0, last_krylov_ = 0;          // CG iterations after the last refresh, and the last
