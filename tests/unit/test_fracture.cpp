@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <numbers>
 
 #include "percussion/physics/bond_forces.hpp"
@@ -113,6 +114,27 @@ TEST(Fracture, BreaksOnlyAboveEitherThreshold) {
   };
   EXPECT_TRUE(bond_breaks(sigma(1e-4), 0.0, m.tensile_strength, m.shear_strength));
   EXPECT_FALSE(bond_breaks(sigma(0.5e-4), 0.0, m.tensile_strength, m.shear_strength));
+}
+
+// The implicit integrator's fracture test takes the stresses alone (bond_stresses): they must be bond_forces' to the
+// bit, or the two integrators would break different bonds in the same state.
+TEST(Fracture, StressesAloneAreThoseOfTheForcesToTheBit) {
+  const BondRest b = rest(BondModel{});
+  std::srand(7);
+  auto random = [] { return 2.0 * std::rand() / RAND_MAX - 1.0; };
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vector3d pj = kPjRest + 2e-3 * Vector3d(random(), random(), random());
+    const quat::Quat qi = quat::from_rotation_vector(0.3 * Vector3d(random(), random(), random()));
+    quat::Quat qj = quat::from_rotation_vector(0.3 * Vector3d(random(), random(), random()));
+    if (trial % 2) qj = -qj;  // the other hemisphere: the same rotation
+    for (const bool tensile_only : {false, true}) {
+      const BondForces f = bond_forces(kOrigin, qi, pj, qj, b, tensile_only);
+      const BondStresses s = bond_stresses(kOrigin, qi, pj, qj, b, tensile_only);
+      EXPECT_EQ(s.sigma, f.sigma);
+      EXPECT_EQ(s.tau, f.tau);
+      EXPECT_GT(f.tau, 0.0);
+    }
+  }
 }
 
 TEST(Fracture, CriticalTimeStepMatchesLatticeEigenvalueFormula) {

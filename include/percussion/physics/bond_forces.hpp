@@ -21,7 +21,24 @@ struct BondForces {
   double sigma, tau;               // normal and shear stress of eqs. 12–13
 };
 
+struct BondStresses {
+  double sigma, tau;  // normal and shear stress of eqs. 12–13
+};
+
 namespace detail {
+// Eqs. 12–13 from the normal force k_n (L − l0), the shear part of ∇_{p_j}V and the bend/twist rotation vector t.
+// [ERRATUM?] eq. 12 uses |F_n|, so compression counts too (the paper's reading, default); classical BDEM counts
+// tension only (BondModel::tensile_only), notes §7 item 5.
+inline BondStresses stresses(double fn, const Eigen::Vector3d& shear_gradient, const Eigen::Vector3d& t,
+                             const BondRest& rest, bool tensile_only) {
+  const double normal_force = tensile_only ? std::max(0.0, fn) : std::abs(fn);
+  const double shear_force = shear_gradient.norm();
+  const double bend_moment = rest.k_bend * std::sqrt(t[1] * t[1] + t[2] * t[2]);
+  const double twist_moment = rest.k_twist * std::abs(t[0]);
+  return {normal_force / rest.area + bend_moment * rest.r0 / rest.I,
+          shear_force / rest.area + twist_moment * rest.r0 / rest.J};
+}
+
 // −½ G_r(q) g = −½ (s g_v + t × g_v − g_w t), quat::torque_world without forming G_r.
 inline Eigen::Vector3d world_torque(const Eigen::Vector4d& q, const Eigen::Vector4d& g) {
   const Eigen::Vector3d t = q.head<3>(), gv = g.head<3>();
@@ -63,16 +80,26 @@ inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, c
   out.ti = detail::world_torque(qi, gqi);
   out.tj = detail::world_torque(qjs, gqjs);
   out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(Kt);
-
-  // [ERRATUM?] eq. 12 uses |F_n|, so compression counts too (the paper's reading, default); classical BDEM
-  // counts tension only (BondModel::tensile_only), notes §7 item 5.
-  const double normal_force = tensile_only ? std::max(0.0, fn) : std::abs(fn);
-  const double shear_force = sh.g_pj.norm();
-  const double bend_moment = rest.k_bend * std::sqrt(t[1] * t[1] + t[2] * t[2]);
-  const double twist_moment = rest.k_twist * std::abs(t[0]);
-  out.sigma = normal_force / rest.area + bend_moment * rest.r0 / rest.I;
-  out.tau = shear_force / rest.area + twist_moment * rest.r0 / rest.J;
+  const BondStresses st = detail::stresses(fn, sh.g_pj, t, rest, tensile_only);
+  out.sigma = st.sigma;
+  out.tau = st.tau;
   return out;
+}
+
+// The stresses alone, as bond_forces gives them to the bit: the fracture test after an implicit step, which needs
+// neither torques nor the energy.
+inline BondStresses bond_stresses(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                                  const quat::Quat& qj, const BondRest& rest, bool tensile_only) {
+  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+  const Eigen::Vector4d qjs = sign * qj;
+  const Eigen::Vector3d delta = pj - pi;
+  const double L = delta.norm();
+  const double inv_L = 1.0 / L;
+  const Eigen::Vector3d d = delta * inv_L;
+  const double fn = rest.kn * (L - rest.l0);
+  const shear::Terms<double> sh = shear::terms_core<double, false>(d, inv_L, qi + qjs, rest);
+  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
+  return detail::stresses(fn, sh.g_pj, t, rest, tensile_only);
 }
 
 // How far a bond is loaded relative to its strength, max(σ/σ_c, τ/τ_c): above 1 it breaks (eqs. 12–13).

@@ -35,8 +35,9 @@ struct Terms {
 };
 
 // Energy and gradient pieces from the current direction d, 1/L and n = q_i + sign·q_j. Templated on the
-// scalar so the tests can take its exact forward-autodiff Jacobian; bond_forces calls it with double.
-template <class S>
+// scalar so the tests can take its exact forward-autodiff Jacobian; bond_forces calls it with double. Without
+// `Rotation` the n-gradient is left out (zero): the bond stresses read only the force.
+template <class S, bool Rotation = true>
 inline Terms<S> terms_core(const Eigen::Matrix<S, 3, 1>& d, const S& inv_L, const Eigen::Matrix<S, 4, 1>& n,
                            const BondRest& b) {
   using V3 = Eigen::Matrix<S, 3, 1>;
@@ -55,6 +56,10 @@ inline Terms<S> terms_core(const Eigen::Matrix<S, 3, 1>& d, const S& inv_L, cons
   r.energy = 0.5 * b.kt * u.squaredNorm();
   // ∂d/∂p_j = (I − d dᵀ)/L
   r.g_pj = (b.kt * inv_L) * (u - d.dot(u) * d);
+  if constexpr (!Rotation) {
+    r.g_n.setZero();
+    return r;
+  }
   // ∂d_q/∂n = (W − 2 d_q nᵀ)/|n|², W = ∂(R(n) d0)/∂n; Wᵀu written out column by column.
   const S tu = t.dot(u), d0u = d0.dot(u), dqu = dq.dot(u);
   const V3 Wtu_v = 2.0 * (tu * d0 - d0u * t + td0 * u + s * d0.cross(u));

@@ -360,6 +360,10 @@ double ImplicitBdem::evaluate(Want want) {
     compute_scale();
   }
   long contacts_changed = contact_active_.size() == np && planes_active_.size() == n ? 0 : 1;
+  // Every pair's gradient terms are evaluated (c), and with them the scale of Φ's round-off: Σ over Φ's terms of
+  // |x|·|∂Φ_k/∂x| (+ |∂Φ_k/∂θ|), what round-off in x does to Φ.
+  const bool track_noise = want != Want::Energy && !gradient_kept;
+  double noise = 0;
   {
     ScopedPhase timer(timers_, Phase::Pairs);
     if (want == Want::Hessian && !refresh) {
@@ -428,8 +432,15 @@ double ImplicitBdem::evaluate(Want want) {
       out.ab = scale_[p.a].asDiagonal() * H.topRightCorner<6, 6>() * scale_[p.b].asDiagonal();
       out.bb = scale_[p.b].asDiagonal() * H.bottomRightCorner<6, 6>() * scale_[p.b].asDiagonal();
     };
+    // Σ over the pair terms of |x|·|∂Φ_k/∂x| (+ |∂Φ_k/∂θ|), each pair's taken at the next pair, while its terms are
+    // still in cache (the bound on Φ's round-off, below).
+    auto noise_of = [&](std::size_t k) {
+      auto l1 = [&](int first) { return Eigen::Map<const Eigen::Vector3d>(&c[12 * k + first]).lpNorm<1>(); };
+      return xe[d_.pairs[k].a].norm() * l1(0) + l1(3) + xe[d_.pairs[k].b].norm() * l1(6) + l1(9);
+    };
     physics::BondBlocks blocks;
     for (std::size_t k = 0; k < np; ++k) {
+      if (track_noise && k > 0) noise += noise_of(k - 1);
       const Pair& p = d_.pairs[k];
       double* g = &c[12 * k];
       if (want == Want::Hessian && static_cast<std::size_t>(p.b) >= n) {  // nothing to insert unless set below
@@ -514,14 +525,10 @@ double ImplicitBdem::evaluate(Want want) {
         insert(k, p, blocks, kind);
       }
     }
+    if (track_noise && np > 0) noise += noise_of(np - 1);
   }
-  double noise = 0;  // Σ over Φ's terms of |x|·|∂Φ_k/∂x| (+ |∂Φ_k/∂θ|): what round-off in x does to Φ
-  if (want != Want::Energy && !gradient_kept) {
+  if (track_noise) {
     d_.sum_pairs(gp_, gy_);
-    for (std::size_t k = 0; k < np; ++k) {
-      auto l1 = [&](int first) { return Eigen::Map<const Eigen::Vector3d>(&c[12 * k + first]).lpNorm<1>(); };
-      noise += xe[d_.pairs[k].a].norm() * l1(0) + l1(3) + xe[d_.pairs[k].b].norm() * l1(6) + l1(9);
-    }
     if (midpoint) {  // the bonds' part alone, for the next predictor (contacts have no moment: gy_ is the bonds')
       for (std::size_t k = 0; k < np; ++k)
         if (d_.pairs[k].bond < 0) std::fill_n(&c[12 * k], 12, 0.0);
@@ -630,7 +637,7 @@ double ImplicitBdem::evaluate(Want want) {
   }
   contacts_changed_ = contacts_changed;
   if (contacts_changed) ++contact_set_changes_;
-  if (want != Want::Energy && !gradient_kept) energy_noise_ = noise;
+  if (track_noise) energy_noise_ = noise;
   double local = 0, total = 0;
   for (double e : pair_energy_) local += e;
   for (double e : particle_energy_) local += e;
@@ -1246,9 +1253,9 @@ void ImplicitBdem::keep_bdf2_history(double h) {
 
 double ImplicitBdem::stress_ratio(const Bond& b) const {
   // Forces and moments rebuilt from the potentials at the current state (notes 2.6): max(σ/σ_c, τ/τ_c).
-  const physics::BondForces bf =
-      physics::bond_forces(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
-  return physics::stress_ratio(bf.sigma, bf.tau, b.sigma_c, b.tau_c);
+  const physics::BondStresses st =
+      physics::bond_stresses(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
+  return physics::stress_ratio(st.sigma, st.tau, b.sigma_c, b.tau_c);
 }
 
 double ImplicitBdem::largest_stress_ratio() {
