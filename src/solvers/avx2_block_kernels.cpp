@@ -362,6 +362,48 @@ PERCUSSION_AVX2 void icc_eliminate_row(PetscInt k, const PetscInt* first, const 
     }
   }
 }
+
+// Entry `index` of four blocks, one per lane.
+static PERCUSSION_AVX2 inline __m256d gather4(const double* const a[4], std::size_t index) {
+  return _mm256_set_pd(a[3][index], a[2][index], a[1][index], a[0][index]);
+}
+
+PERCUSSION_AVX2 int inverse_cholesky_factor4(const double* const a[4], double* const m[4]) {
+  // inverse_cholesky_factor<6>'s operations in its order, one block per lane; no FMA (this file is compiled with
+  // -ffp-contract=off), so each lane rounds as the scalar code.
+  __m256d l[BB], inverse_diagonal[B];
+  const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd();
+  __m256d positive = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+  for (std::size_t j = 0; j < B; ++j) {
+    __m256d d = gather4(a, j * B + j);
+    for (std::size_t k = 0; k < j; ++k) d = _mm256_sub_pd(d, _mm256_mul_pd(l[j * B + k], l[j * B + k]));
+    positive = _mm256_and_pd(positive, _mm256_cmp_pd(d, zero, _CMP_GT_OQ));  // (false for a NaN)
+    inverse_diagonal[j] = _mm256_div_pd(one, _mm256_sqrt_pd(d));
+    for (std::size_t i = j + 1; i < B; ++i) {
+      __m256d sum = gather4(a, i * B + j);
+      for (std::size_t k = 0; k < j; ++k) sum = _mm256_sub_pd(sum, _mm256_mul_pd(l[i * B + k], l[j * B + k]));
+      l[i * B + j] = _mm256_mul_pd(sum, inverse_diagonal[j]);
+    }
+  }
+  __m256d out[BB];
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  for (std::size_t i = 0; i < B; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      __m256d sum = zero;
+      for (std::size_t k = j; k < i; ++k) sum = _mm256_add_pd(sum, _mm256_mul_pd(l[i * B + k], out[k * B + j]));
+      out[i * B + j] = _mm256_mul_pd(_mm256_xor_pd(sum, sign), inverse_diagonal[i]);
+    }
+    out[i * B + i] = inverse_diagonal[i];
+    for (std::size_t j = i + 1; j < B; ++j) out[i * B + j] = zero;
+  }
+  alignas(32) double lanes[4];
+  for (std::size_t e = 0; e < BB; ++e) {
+    _mm256_store_pd(lanes, out[e]);
+    for (std::size_t lane = 0; lane < 4; ++lane) m[lane][e] = lanes[lane];
+  }
+  return _mm256_movemask_pd(positive);
+}
+
 #undef PERCUSSION_AVX2
 #else
 bool supported() { return false; }

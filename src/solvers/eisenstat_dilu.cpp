@@ -1,5 +1,7 @@
 #include "percussion/solvers/eisenstat_dilu.hpp"
 
+#include <array>
+
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -72,14 +74,46 @@ bool EisenstatDilu::factor_diagonal(const SbaijBlock& block, std::span<const cha
   // Halves are written as the blocks are formed (and copied as halves), so the floats are never stored.
   bool positive = true, fits = true;
   block.with_values([&](const PetscScalar* values) {
+    // With AVX2 the pivots are factored four at a time (avx2::inverse_cholesky_factor4, the scalar kernel's results
+    // to the bit): its chains of square roots and divisions are latency-bound one block at a time.
+    std::array<Block, 4> d;
+    std::array<std::size_t, 4> rows{};
+    int count = 0;
+    auto factor = [&]() {
+      if (count == 0) return;
+#if PERCUSSION_AVX2_KERNELS
+      if (avx2_) {
+        std::array<Block, 4> spare;
+        const double* in[4];
+        double* out[4];
+        for (int lane = 0; lane < 4; ++lane) {
+          in[lane] = d[static_cast<std::size_t>(std::min(lane, count - 1))].data();
+          out[lane] = lane < count ? &c_inverse_[rows[static_cast<std::size_t>(lane)] * BB] : spare[static_cast<std::size_t>(lane)].data();
+        }
+        const int all = (1 << count) - 1;
+        positive = (avx2::inverse_cholesky_factor4(in, out) & all) == all;
+        for (int lane = 0; lane < count; ++lane) {
+          const std::size_t k = rows[static_cast<std::size_t>(lane)];
+          Eigen::Map<BlockF>{&c_inverse_columns_[k * BB]} =
+              Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose().cast<float>();
+        }
+        count = 0;
+        return;
+      }
+#endif
+      positive = inverse_cholesky_factor<B>(d[0].data(), &c_inverse_[rows[0] * BB]);
+      count = 0;
+    };
+    const int batch = avx2_ ? 4 : 1;
     for (std::size_t k = 0; k < n && positive; ++k) {
       if (!full && !changed[k]) continue;
-      Block d = Eigen::Map<const Block>(values + static_cast<std::size_t>(block.first[k]) * BB).transpose();
-      d.triangularView<Eigen::StrictlyLower>() = d.transpose();  // SBAIJ keeps the diagonal block's upper triangle
-      positive = inverse_cholesky_factor<B>(d.data(), &c_inverse_[k * BB]);
-      if (avx2_)
-        Eigen::Map<BlockF>{&c_inverse_columns_[k * BB]} = Eigen::Map<const Block>(&c_inverse_[k * BB]).transpose().cast<float>();
+      Block& dk = d[static_cast<std::size_t>(count)];
+      dk = Eigen::Map<const Block>(values + static_cast<std::size_t>(block.first[k]) * BB).transpose();
+      dk.triangularView<Eigen::StrictlyLower>() = dk.transpose();  // SBAIJ keeps the diagonal block's upper triangle
+      rows[static_cast<std::size_t>(count++)] = k;
+      if (count == batch) factor();
     }
+    if (positive) factor();
     if (!positive) return;
     fits = halves ? lay_out_scaled(block, values, changed, upper_half_, spare_upper_half_)
                   : lay_out_scaled(block, values, changed, upper_, spare_upper_);

@@ -8,11 +8,13 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <array>
 #include <random>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "percussion/solvers/block_cholesky.hpp"
 #include "percussion/solvers/eisenstat_dilu.hpp"
 #include "../support/block_matrix_support.hpp"
 
@@ -129,6 +131,36 @@ TEST(EisenstatDilu, Avx2SweepsAgreeWithTheGenericOnes) {
     }
   }
   MatDestroy(&A);
+}
+
+// Gauss–Seidel's pivots are factored four at a time with AVX2: each must be the scalar kernel's to the bit (so the
+// AVX2 and portable runs, and an update of a few rows and a full set-up, agree), and a block that is not positive
+// definite must be reported in its own lane.
+TEST(EisenstatDilu, FourPivotFactorsAreTheScalarOnesToTheBit) {
+  if (!percussion::solvers::avx2::supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  using Block = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::array<Block, 4> a, m, expected;
+    for (auto& block : a) {
+      Block g;
+      for (double& v : g.reshaped()) v = uniform(rng);
+      block = g * g.transpose() + 0.1 * Block::Identity();
+    }
+    const int broken = trial % 5;  // lane 4 (none) or a lane whose block is indefinite
+    if (broken < 4) a[static_cast<std::size_t>(broken)](3, 3) = -1.0;
+    const double* in[4] = {a[0].data(), a[1].data(), a[2].data(), a[3].data()};
+    double* out[4] = {m[0].data(), m[1].data(), m[2].data(), m[3].data()};
+    const int positive = percussion::solvers::avx2::inverse_cholesky_factor4(in, out);
+    for (std::size_t lane = 0; lane < 4; ++lane) {
+      const bool ok = percussion::solvers::inverse_cholesky_factor<6>(a[lane].data(), expected[lane].data());
+      EXPECT_EQ(ok, static_cast<int>(lane) != broken);
+      EXPECT_EQ((positive >> lane) & 1, ok ? 1 : 0);
+      if (!ok) continue;
+      for (int e = 0; e < 36; ++e) EXPECT_EQ(m[lane].data()[e], expected[lane].data()[e]) << "lane " << lane << " entry " << e;
+    }
+  }
 }
 
 TEST(EisenstatDilu, GaussSeidelPivotsGiveTheSplitOfA) {

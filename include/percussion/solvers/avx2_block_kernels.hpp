@@ -73,6 +73,10 @@ void dilu_forward_solve(PetscInt begin, PetscInt end, const PetscInt* first, con
 // out = C_k⁻¹ A C_l⁻ᵀ as row-major floats: A a 6×6 block in PETSc's order (column by column, doubles), C_k⁻¹ and
 // C_l⁻¹ lower triangular, stored column by column (C_l⁻¹ is read 2 floats past its end).
 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out);
+// inverse_cholesky_factor<6> (block_cholesky.hpp) of four blocks at once, m[i] from a[i], its results to the bit (its
+// operations in its order in each lane, no FMA). Returns bit i set where a[i] is positive definite (elsewhere m[i]
+// holds junk). Row-major 6×6 blocks; a read from its lower triangle; m may not alias a.
+int inverse_cholesky_factor4(const double* const a[4], double* const m[4]);
 // y = (Uᵀ D U)⁻¹ x, the IC(0) application of single_precision_icc.hpp: U unit upper triangular from its row-major
 // off-diagonal blocks (floats, or halves: the arithmetic stays in floats), D⁻¹ the row-major pivot inverses; t is
 // scratch of n·kStride floats.

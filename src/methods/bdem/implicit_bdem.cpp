@@ -298,9 +298,12 @@ Eigen::Matrix<double, 6, 1> ImplicitBdem::convergence_scale(std::size_t slot) co
 }
 
 void ImplicitBdem::compute_scale() {
+  // Masses and radii do not change: only a new step length or a rebuild's new ghosts make new scales.
+  if (scale_step_ == h_ && scale_rebuild_ == d_.rebuilds() && scale_.size() == d_.x.size()) return;
   scale_.resize(d_.x.size());
   for (std::size_t i = 0; i < d_.x.size(); ++i) scale_[i] = convergence_scale(i);
   scale_step_ = h_;
+  scale_rebuild_ = d_.rebuilds();
 }
 
 void ImplicitBdem::locate_pair_blocks() {
@@ -687,9 +690,8 @@ void ImplicitBdem::try_extrapolation(double slope, double change, double alpha_c
 
 double ImplicitBdem::residual() {
   // The step each particle's gradient asks for, relative to its radius: h² M⁻¹ g / r (rotations: half-angles).
-  // (Squared norms, and one square root at the end: this runs after every evaluation. The owned particles' scales
-  // stay those of the last compute_scale while h_ does.)
-  if (scale_step_ != h_ || scale_.size() < d_.n_owned) compute_scale();
+  // (Squared norms, and one square root at the end: this runs after every evaluation.)
+  compute_scale();
   double local = 0, global = 0;
   for (std::size_t i = 0; i < d_.n_owned; ++i) {
     if (d_.constraint[i] >= 0) continue;

@@ -55,7 +55,7 @@ class ImplicitBdem final : public BdemMethod {
   void retract(double alpha);             // owned: x = base ⊕ alpha·direction; then ghosts
   // D = diag(h²/(m r) I3, h²/(1.6 m r²) I3) of a slot: the convergence test's units; scale_ holds it per slot.
   Eigen::Matrix<double, 6, 1> convergence_scale(std::size_t slot) const;
-  void compute_scale();
+  void compute_scale();  // scale_ for the current h_ and slots (kept while neither changes)
   void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
   std::vector<char> rank_sides();
@@ -115,7 +115,8 @@ class ImplicitBdem final : public BdemMethod {
   solvers::BlockSystem system_;
   double contact_k_ = 0;
   std::vector<Eigen::Matrix<double, 6, 1>> scale_;  // per slot (owned and ghost): D of compute_scale
-  double scale_step_ = -1;  // the h_ scale_ was computed for
+  double scale_step_ = -1;   // the h_ and the rebuild scale_ was computed for
+  long scale_rebuild_ = -1;
   bool monitor_ = false;  // -bdem_newton_monitor: print each Newton iteration's residual, Krylov count, step
   long pattern_of_rebuild_ = -1;
   long fresh_krylov_ = 0, last_krylov_ = 0;          // CG iterations after the last refresh, and the last
