@@ -245,4 +245,15 @@ TEST(Quaternion, TorqueWorldMatchesLeverArmCrossForce) {
   }
 }
 
+// The retraction's cos a and sin(a)/a: series below 0.05 rad, libm above; both within a rounding or two of libm's
+// values on either side of the switch (a truncated series, or a wrong coefficient, would be off by far more).
+TEST(Quaternion, CosAndSincSeriesMatchLibm) {
+  for (double a : {0.0, 1e-12, 1e-6, 1e-4, 3e-3, 0.01, 0.03, 0.0499999, 0.05, 0.2, 1.0, 3.0}) {
+    double c = 0, s = 0;
+    percussion::quat::detail::cos_sinc(a, c, s);
+    EXPECT_NEAR(c, std::cos(a), 4e-16) << a;
+    EXPECT_NEAR(s, a == 0 ? 1.0 : std::sin(a) / a, 4e-16) << a;
+  }
+}
+
 }  // namespace

@@ -96,6 +96,20 @@ inline double sinc(double x) {
   }
   return std::sin(x) / x;
 }
+
+// cos a and sin(a)/a for a ≥ 0. A Newton step turns a particle by a small fraction of a radian: below 0.05 rad their
+// Taylor series to a⁸, exact to a rounding (the next terms are below 3e-20), take multiplications only where libm's
+// cos and sinc's divisions took 15 % of the retraction's samples on the torn cloth.
+inline void cos_sinc(double a, double& cos_a, double& sinc_a) {
+  if (a < 0.05) {
+    const double x = a * a;
+    cos_a = 1.0 - x * (1.0 / 2 - x * (1.0 / 24 - x * (1.0 / 720 - x * (1.0 / 40320))));
+    sinc_a = 1.0 - x * (1.0 / 6 - x * (1.0 / 120 - x * (1.0 / 5040 - x * (1.0 / 362880))));
+    return;
+  }
+  cos_a = std::cos(a);
+  sinc_a = std::sin(a) / a;
+}
 }  // namespace detail
 
 // Rotation by |theta| about theta/|theta|: (sin(a/2) axis, cos(a/2)), written with sinc so θ → 0 is smooth.
@@ -124,8 +138,10 @@ inline Eigen::Vector3d rotation_vector(const Quat& q) {
 // Geodesic on S³ from q along the tangent vector (eqs. 20–21), then renormalised (eq. 22) against drift.
 inline Quat exp_map(const Quat& q, const Eigen::Vector4d& tangent) {
   const double a = tangent.norm();
-  const Quat r = std::cos(a) * q + detail::sinc(a) * tangent;
-  return r / r.norm();
+  double cos_a, sinc_a;
+  detail::cos_sinc(a, cos_a, sinc_a);
+  const Quat r = cos_a * q + sinc_a * tangent;
+  return r * (1.0 / r.norm());
 }
 
 // exp_map(q, G_l(q)ᵀ y): rotates the particle by 2|y| about y in its body frame (half-angle coordinates).
