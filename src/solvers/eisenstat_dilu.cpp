@@ -1,8 +1,7 @@
 #include "percussion/solvers/eisenstat_dilu.hpp"
 
-#include <array>
-
 #include <algorithm>
+#include <array>
 #include <string>
 #include <type_traits>
 

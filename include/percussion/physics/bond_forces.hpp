@@ -39,6 +39,34 @@ inline BondStresses stresses(double fn, const Eigen::Vector3d& shear_gradient, c
           shear_force / rest.area + twist_moment * rest.r0 / rest.J};
 }
 
+// What both the forces and the stresses read: q_j in q_i's hemisphere, the direction d, the stretch and the normal
+// force k_n (L − l0), the shear terms (their n-gradient only with `Rotation`) and the bend/twist rotation vector t as
+// in the energy (with bend_scale).
+struct BondState {
+  Eigen::Vector4d qjs;
+  Eigen::Vector3d d;
+  double stretch, fn;
+  shear::Terms<double> sh;
+  Eigen::Vector3d t;
+};
+
+template <bool Rotation>
+inline BondState bond_state(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
+                            const quat::Quat& qj, const BondRest& rest) {
+  BondState s;
+  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
+  s.qjs = sign * qj;
+  const Eigen::Vector3d delta = pj - pi;
+  const double L = delta.norm();
+  const double inv_L = 1.0 / L;
+  s.d = delta * inv_L;
+  s.stretch = L - rest.l0;  // ∇_{p_j} V_stretch = k_n (L − l0) d
+  s.fn = rest.kn * s.stretch;
+  s.sh = shear::terms_core<double, Rotation>(s.d, inv_L, qi + s.qjs, rest);
+  s.t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(s.qjs, qi));
+  return s;
+}
+
 // −½ G_r(q) g = −½ (s g_v + t × g_v − g_w t), quat::torque_world without forming G_r.
 inline Eigen::Vector3d world_torque(const Eigen::Vector4d& q, const Eigen::Vector4d& g) {
   const Eigen::Vector3d t = q.head<3>(), gv = g.head<3>();
@@ -48,39 +76,23 @@ inline Eigen::Vector3d world_torque(const Eigen::Vector4d& q, const Eigen::Vecto
 
 inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
                               const quat::Quat& qj, const BondRest& rest, bool tensile_only) {
-  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
-  const Eigen::Vector4d qjs = sign * qj;  // q_j in q_i's hemisphere
-
-  const Eigen::Vector3d delta = pj - pi;
-  const double L = delta.norm();
-  const double inv_L = 1.0 / L;
-  const Eigen::Vector3d d = delta * inv_L;
-
-  // Stretch: ∇_{p_j} V = k_n (L − l0) d.
-  const double stretch = L - rest.l0;
-  const double fn = rest.kn * stretch;
-
-  // Shear.
-  const shear::Terms<double> sh = shear::terms_core<double>(d, inv_L, qi + qjs, rest);
-
-  // Bend / twist, t as in the energy (with bend_scale).
-  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
-  const Eigen::Vector3d Kt = bendtwist::stiffness_times(t, rest);
+  const detail::BondState s = detail::bond_state<true>(pi, qi, pj, qj, rest);
+  const Eigen::Vector3d Kt = bendtwist::stiffness_times(s.t, rest);
   const Eigen::Vector3d c = rest.bend_scale * (rest.R0.transpose() * Kt);
 
   // ∇_{q_i} V and ∇_{q_j'} V (q_j' = sign q_j); the sign of the q_j gradient cancels inside the torque
   // because G_r(−q) = −G_r(q).
-  const Eigen::Vector4d gqi = sh.g_n + bendtwist::gl_transpose_times(qjs, c);
-  const Eigen::Vector4d gqjs = sh.g_n - bendtwist::gl_transpose_times(qi, c);
+  const Eigen::Vector4d gqi = s.sh.g_n + bendtwist::gl_transpose_times(s.qjs, c);
+  const Eigen::Vector4d gqjs = s.sh.g_n - bendtwist::gl_transpose_times(qi, c);
 
   BondForces out;
-  const Eigen::Vector3d gpj = fn * d + sh.g_pj;
+  const Eigen::Vector3d gpj = s.fn * s.d + s.sh.g_pj;
   out.fi = gpj;
   out.fj = -gpj;
   out.ti = detail::world_torque(qi, gqi);
-  out.tj = detail::world_torque(qjs, gqjs);
-  out.energy = 0.5 * fn * stretch + sh.energy + 0.5 * t.dot(Kt);
-  const BondStresses st = detail::stresses(fn, sh.g_pj, t, rest, tensile_only);
+  out.tj = detail::world_torque(s.qjs, gqjs);
+  out.energy = 0.5 * s.fn * s.stretch + s.sh.energy + 0.5 * s.t.dot(Kt);
+  const BondStresses st = detail::stresses(s.fn, s.sh.g_pj, s.t, rest, tensile_only);
   out.sigma = st.sigma;
   out.tau = st.tau;
   return out;
@@ -90,16 +102,8 @@ inline BondForces bond_forces(const Eigen::Vector3d& pi, const quat::Quat& qi, c
 // neither torques nor the energy.
 inline BondStresses bond_stresses(const Eigen::Vector3d& pi, const quat::Quat& qi, const Eigen::Vector3d& pj,
                                   const quat::Quat& qj, const BondRest& rest, bool tensile_only) {
-  const double sign = qi.dot(qj) < 0.0 ? -1.0 : 1.0;
-  const Eigen::Vector4d qjs = sign * qj;
-  const Eigen::Vector3d delta = pj - pi;
-  const double L = delta.norm();
-  const double inv_L = 1.0 / L;
-  const Eigen::Vector3d d = delta * inv_L;
-  const double fn = rest.kn * (L - rest.l0);
-  const shear::Terms<double> sh = shear::terms_core<double, false>(d, inv_L, qi + qjs, rest);
-  const Eigen::Vector3d t = rest.bend_scale * (rest.R0 * bendtwist::relative_vec(qjs, qi));
-  return detail::stresses(fn, sh.g_pj, t, rest, tensile_only);
+  const detail::BondState s = detail::bond_state<false>(pi, qi, pj, qj, rest);
+  return detail::stresses(s.fn, s.sh.g_pj, s.t, rest, tensile_only);
 }
 
 // How far a bond is loaded relative to its strength, max(σ/σ_c, τ/τ_c): above 1 it breaks (eqs. 12–13).

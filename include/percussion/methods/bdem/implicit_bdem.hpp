@@ -58,9 +58,9 @@ class ImplicitBdem final : public BdemMethod {
   void compute_scale();  // scale_ for the current h_ and slots (kept while neither changes)
   void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
-  std::vector<char> rank_sides();
-  void set_matrix_pattern();  // collective: the matrix's blocks, given to the system after prepare_matrix's preallocation         // collective: which owned particles pair with lower or higher ranks' ones
-  double residual();                // collective: max scaled step |h² M⁻¹ g| / r
+  std::vector<char> rank_sides();         // collective: which owned particles pair with lower or higher ranks' ones
+  void set_matrix_pattern();              // collective: the pairs' blocks, given whole after prepare_matrix's preallocation
+  double residual();                      // collective: max scaled step |h² M⁻¹ g| / r
   void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
   bool minimise();                        // collective: Newton (or gradient) iterations; true if converged
   // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
