@@ -49,6 +49,27 @@ PERCUSSION_AVX2 inline void store6(double* out, __m256 v) {
   _mm_storeu_pd(out + 4, _mm_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
+// The same for six floats (4 + 2: nothing read or written past them, the next row being another range's).
+PERCUSSION_AVX2 inline __m256 load6(const float* u) {
+  const __m128 hi = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(u + 4)));
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(u)), hi, 1);
+}
+PERCUSSION_AVX2 inline void store6(float* out, __m256 v) {
+  _mm_storeu_ps(out, _mm256_castps256_ps128(v));
+  _mm_storel_pi(reinterpret_cast<__m64*>(out + 4), _mm256_extractf128_ps(v, 1));
+}
+
+// Accumulates u·o over six lanes in double (lanes 0-3 in dot4, 4-5 in dot2).
+PERCUSSION_AVX2 inline void add_dot6(const double* u, __m256 o, __m256d& dot4, __m128d& dot2) {
+  dot4 = _mm256_fmadd_pd(_mm256_loadu_pd(u), _mm256_cvtps_pd(_mm256_castps256_ps128(o)), dot4);
+  dot2 = _mm_fmadd_pd(_mm_loadu_pd(u + 4), _mm_cvtps_pd(_mm256_extractf128_ps(o, 1)), dot2);
+}
+PERCUSSION_AVX2 inline void add_dot6(const float* u, __m256 o, __m256d& dot4, __m128d& dot2) {
+  const __m256 uv = load6(u);
+  dot4 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(uv)), _mm256_cvtps_pd(_mm256_castps256_ps128(o)), dot4);
+  dot2 = _mm_fmadd_pd(_mm_cvtps_pd(_mm256_extractf128_ps(uv, 1)), _mm_cvtps_pd(_mm256_extractf128_ps(o, 1)), dot2);
+}
+
 // A block row of 6 values as 8 floats (lanes 6-7 hold the next row's first values).
 PERCUSSION_AVX2 inline __m256 load_row(const float* row) { return _mm256_loadu_ps(row); }
 PERCUSSION_AVX2 inline __m256 load_row(const Half* row) {
@@ -113,9 +134,9 @@ PERCUSSION_AVX2 bool to_half(const float* in, std::size_t n, Half* out) {
 }
 
 namespace {
-template <class T>
+template <class T, class V>
 PERCUSSION_AVX2 void backward_sweep(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column,
-                                    const T* upper, const double* u, float* t) {
+                                    const T* upper, const V* u, float* t) {
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: request the blocks of
   // the row four below now (eisenstat_dilu.cpp measured this for its own sweep).
   constexpr PetscInt kAhead = 4;
@@ -132,10 +153,10 @@ PERCUSSION_AVX2 void backward_sweep(PetscInt begin, PetscInt end, const PetscInt
   }
 }
 
-template <class T>
+template <class T, class V>
 PERCUSSION_AVX2 double forward_sweep(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column,
-                                     const T* upper, const float* k_tilde, const float* t, const double* u,
-                                     const double* c, float* acc, double* out) {
+                                     const T* upper, const float* k_tilde, const float* t, const V* u,
+                                     const double* c, float* acc, V* out) {
   alignas(32) float tk[S], wk[S];
   __m256d dot4 = _mm256_setzero_pd();
   __m128d dot2 = _mm_setzero_pd();
@@ -157,8 +178,7 @@ PERCUSSION_AVX2 double forward_sweep(PetscInt begin, PetscInt end, const PetscIn
     push_row(k, first, column, upper, wk, acc);  // acc_l −= Ũᵀ w
     const __m256 o = _mm256_add_ps(tv, w);
     store6(out + B * kk, o);
-    dot4 = _mm256_fmadd_pd(_mm256_loadu_pd(u + B * kk), _mm256_cvtps_pd(_mm256_castps256_ps128(o)), dot4);
-    dot2 = _mm_fmadd_pd(_mm_loadu_pd(u + B * kk + 4), _mm_cvtps_pd(_mm256_extractf128_ps(o, 1)), dot2);
+    add_dot6(u + B * kk, o, dot4, dot2);
   }
   alignas(32) double lanes[4], rest[2];
   _mm256_store_pd(lanes, dot4);
@@ -183,14 +203,14 @@ PERCUSSION_AVX2 void forward_solve_sweep(PetscInt begin, PetscInt end, const Pet
 }  // namespace
 
 // (The AVX2 target is the sweeps', not these entry points', which take no vector arguments.)
-template <class T>
+template <class T, class V>
 void dilu_backward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
-                   const double* u, float* t) {
+                   const V* u, float* t) {
   backward_sweep(begin, end, first, column, upper, u, t);
 }
-template <class T>
+template <class T, class V>
 double dilu_forward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
-                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out) {
+                    const float* k_tilde, const float* t, const V* u, const double* c, float* acc, V* out) {
   return forward_sweep(begin, end, first, column, upper, k_tilde, t, u, c, acc, out);
 }
 template <class T>
@@ -198,13 +218,19 @@ void dilu_forward_solve(PetscInt begin, PetscInt end, const PetscInt* first, con
                         float* acc, double* out) {
   forward_solve_sweep(begin, end, first, column, upper, acc, out);
 }
-// The blocks as floats or as halves.
+// The blocks as floats or as halves; the vectors as doubles or floats.
 template void dilu_backward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, const double*, float*);
 template void dilu_backward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, const double*, float*);
+template void dilu_backward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, const float*, float*);
+template void dilu_backward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, const float*, float*);
 template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, const float*,
                              const float*, const double*, const double*, float*, double*);
 template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, const float*,
                              const float*, const double*, const double*, float*, double*);
+template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, const float*,
+                             const float*, const float*, const double*, float*, float*);
+template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, const float*,
+                             const float*, const float*, const double*, float*, float*);
 template void dilu_forward_solve(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, float*, double*);
 template void dilu_forward_solve(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, float*, double*);
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "percussion/core/error.hpp"
@@ -621,9 +622,14 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
   split_b_hat_.resize(n);
   split_y_hat_.resize(n);
   to_split(split, rhs.data(), split_b_hat_.data());
-  const FusedCgResult cg = fused_cg(
-      comm_, n, split_b_hat_.data(), split_y_hat_.data(), kSplitForcing * rtol, max_iterations(ksp), cg_work_,
-      [&](const double* p, double* q) { return apply_split(split, p, q); });
+  const double split_rtol = kSplitForcing * rtol;
+  const auto run = [&](auto& work) {
+    using T = typename std::remove_reference_t<decltype(work)>::value_type;
+    return fused_cg(comm_, n, split_b_hat_.data(), split_y_hat_.data(), split_rtol, max_iterations(ksp), work,
+                    [&](const T* p, T* q) { return apply_split(split, p, q); });
+  };
+  const FusedCgResult cg =
+      float_cg_vectors_ && split_rtol >= kFloatVectorsRtol ? run(cg_work_float_) : run(cg_work_);
   from_split(split, split_y_hat_.data(), solution.data());
   return to_result(cg);
 }
@@ -653,10 +659,13 @@ void BlockSystem::from_split(const EisenstatDilu& split, const double* y_hat, do
 
 double BlockSystem::apply_split(const double* u, double* out) const { return apply_split(split(), u, out); }
 
-double BlockSystem::apply_split(const EisenstatDilu& split, const double* u, double* out) const {
+template <class V>
+double BlockSystem::apply_split(const EisenstatDilu& split, const V* u, V* out) const {
   if (across(split)) return split.apply_across(u, out, coupling_);
   return split.apply(u, out, coupled_, interface_rows_, [this](const double* z, double* w) { rank_coupling(z, w); });
 }
+template double BlockSystem::apply_split(const EisenstatDilu&, const double*, double*) const;
+template double BlockSystem::apply_split(const EisenstatDilu&, const float*, float*) const;
 
 void BlockSystem::rank_coupling(const double* z, double* w) const {
   // PETSc's product reads and writes our arrays in place (MatMult does not write its input).

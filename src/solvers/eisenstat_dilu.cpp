@@ -335,7 +335,8 @@ bool EisenstatDilu::try_factor_across(double shift, const RankCoupling& coupling
   return ok;
 }
 
-void EisenstatDilu::backward(const double* u, PetscInt begin, PetscInt end) const {
+template <class V>
+void EisenstatDilu::backward(const V* u, PetscInt begin, PetscInt end) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   t_.resize(n * S);  // padding lanes: zero when created, never written
 #if PERCUSSION_AVX2_KERNELS
@@ -354,7 +355,7 @@ void EisenstatDilu::backward(const double* u, PetscInt begin, PetscInt end) cons
       const char* stop = reinterpret_cast<const char*>(&upper_[static_cast<std::size_t>(first_[k - kAhead + 1]) * BB]);
       for (; line < stop; line += 64) __builtin_prefetch(line);
     }
-    VecF t = Eigen::Map<const Vec>(u + k * B).cast<float>();
+    VecF t = Eigen::Map<const Eigen::Matrix<V, B, 1>>(u + k * B).template cast<float>();
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
       t.noalias() -= Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]) *
                      Eigen::Map<const VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]);
@@ -362,7 +363,8 @@ void EisenstatDilu::backward(const double* u, PetscInt begin, PetscInt end) cons
   }
 }
 
-double EisenstatDilu::forward(const double* u, const double* c, double* out, PetscInt begin, PetscInt end) const {
+template <class V>
+double EisenstatDilu::forward(const V* u, const double* c, V* out, PetscInt begin, PetscInt end) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   // −Σ_{i<k} Ũ_ikᵀ w_i, pushed by the rows already done. Each row is zeroed once read, so the array is zero
   // again at the end and needs no clearing pass before the next sweep.
@@ -378,7 +380,8 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out, Pet
   for (std::size_t k = static_cast<std::size_t>(begin); k < static_cast<std::size_t>(end); ++k) {
     const Eigen::Map<const VecF> t(&t_[k * S]);
     Eigen::Map<VecF> acc(&acc_[k * S]);
-    VecF w = Eigen::Map<const Vec>(u + k * B).cast<float>() + acc;
+    using VecV = Eigen::Matrix<V, B, 1>;
+    VecF w = Eigen::Map<const VecV>(u + k * B).template cast<float>() + acc;
     if (k_tilde_.empty())
       w -= t;  // K̃ = −I (Gauss–Seidel's pivots)
     else
@@ -389,11 +392,15 @@ double EisenstatDilu::forward(const double* u, const double* c, double* out, Pet
       Eigen::Map<VecF>(&acc_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]).noalias() -=
           Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * w;
     const Vec o = (t + w).cast<double>();
-    Eigen::Map<Vec>(out + k * B) = o;
-    dot += o.dot(Eigen::Map<const Vec>(u + k * B));
+    Eigen::Map<VecV>(out + k * B) = o.template cast<V>();
+    dot += o.dot(Eigen::Map<const VecV>(u + k * B).template cast<double>());
   }
   return dot;
 }
+template void EisenstatDilu::backward(const double*, PetscInt, PetscInt) const;
+template void EisenstatDilu::backward(const float*, PetscInt, PetscInt) const;
+template double EisenstatDilu::forward(const double*, const double*, double*, PetscInt, PetscInt) const;
+template double EisenstatDilu::forward(const float*, const double*, float*, PetscInt, PetscInt) const;
 
 void EisenstatDilu::to_split(const double* b, double* b_hat) const {
   scale_into_acc(b);
@@ -445,19 +452,26 @@ void EisenstatDilu::scaled_t(PetscInt row, double* z) const {
 // The sweeps across ranks (rank_coupling.hpp): the same as apply(), to_split() and from_split() on one rank, with
 // the blocks coupling ranks in the global order instead of left out (block Jacobi) or added as Õ t.
 
-void EisenstatDilu::backward_across(const double* u, const RankCoupling& coupling) const {
+template <class V>
+void EisenstatDilu::backward_across(const V* u, const RankCoupling& coupling) const {
   // Rows [0, x) sweep u_k − C_k⁻¹ Σ_j A_kj C_j⁻ᵀ t_j (in w_), the higher ranks' part of the row subtracted.
   const std::size_t top = static_cast<std::size_t>(coupling.groups().x);
   if (z_.size() < top * B) z_.resize(top * B);
   if (w_.size() < top * B) w_.resize(top * B);
   coupling.start_backward();
   coupling.in_backward_order(
-      [&](PetscInt begin, PetscInt end) { backward(begin < coupling.groups().x ? w_.data() : u, begin, end); },
+      [&](PetscInt begin, PetscInt end) {
+        if (begin < coupling.groups().x)
+          backward(w_.data(), begin, end);
+        else
+          backward(u, begin, end);
+      },
       [&] {
         coupling.finish_pull(z_.data());
         for (std::size_t k = 0; k < top; ++k)
-          Eigen::Map<Vec>{&w_[k * B]} = Eigen::Map<const Vec>(u + k * B) -
-                                        Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(&z_[k * B]);
+          Eigen::Map<Vec>{&w_[k * B]} =
+              Eigen::Map<const Eigen::Matrix<V, B, 1>>(u + k * B).template cast<double>() -
+              Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(&z_[k * B]);
       },
       [&] { coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); }); });
   coupling.end_backward();
@@ -470,7 +484,8 @@ void EisenstatDilu::add_pushed(PetscInt row, const double* v) const {
       (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(v)).cast<float>();
 }
 
-double EisenstatDilu::apply_across(const double* u, double* out, const RankCoupling& coupling) const {
+template <class V>
+double EisenstatDilu::apply_across(const V* u, V* out, const RankCoupling& coupling) const {
   backward_across(u, coupling);
   const std::size_t n = static_cast<std::size_t>(n_);
   if (acc_.size() != n * S) acc_.assign(n * S, 0.0f);
@@ -482,13 +497,16 @@ double EisenstatDilu::apply_across(const double* u, double* out, const RankCoupl
       [&] {
         coupling.send_up([&](PetscInt k, double* z) {  // w_k = out_k − t_k, the value row k pushed
           const std::size_t kk = static_cast<std::size_t>(k);
-          const Vec w = Eigen::Map<const Vec>(out + kk * B) - Eigen::Map<const VecF>(&t_[kk * S]).cast<double>();
+          const Vec w = Eigen::Map<const Eigen::Matrix<V, B, 1>>(out + kk * B).template cast<double>() -
+                        Eigen::Map<const VecF>(&t_[kk * S]).cast<double>();
           Eigen::Map<Vec>(z).noalias() = Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * w;
         });
       });
   coupling.end_forward();
   return dot;
 }
+template double EisenstatDilu::apply_across(const double*, double*, const RankCoupling&) const;
+template double EisenstatDilu::apply_across(const float*, float*, const RankCoupling&) const;
 
 void EisenstatDilu::to_split_across(const double* b, double* b_hat, const RankCoupling& coupling) const {
   scale_into_acc(b);

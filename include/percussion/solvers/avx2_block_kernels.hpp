@@ -55,16 +55,18 @@ bool to_half(const float* in, std::size_t n, Half* out);
 // The split's sweeps, over row-major 6×6 blocks T = float, or Half (read as halves, the arithmetic in floats).
 // Each sweeps the rows begin ≤ k < end (all n rows: 0, n); a sweep split into row ranges, in its order, gives the
 // whole sweep's result (the cross-rank sweeps of rank_coupling.hpp run between the ranges).
+// The vectors u and out are doubles, or floats (CG's vectors on the split, fused_cg.hpp: the sweeps round u to floats
+// and form out in floats anyway, so storing them as floats loses nothing and halves their traffic).
 // t_k = u_k − Σ_p Ũ_p t_column(p) for k = end−1 … begin (t with kStride, lanes 6-7 zero).
-template <class T>
+template <class T, class V>
 void dilu_backward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
-                   const double* u, float* t);
+                   const V* u, float* t);
 // For k = begin … end−1: w_k = u_k + K̃_k t_k + acc_k (+ c_k), acc_column(p) −= Ũ_pᵀ w_k, out_k = t_k + w_k. K̃_k is
 // symmetric (row-major), or −I for every k when k_tilde is null; acc (kStride) must be zero on entry to the whole
 // sweep, and is zero again after it; c may be null. Returns the range's part of u·out.
-template <class T>
+template <class T, class V>
 double dilu_forward(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
-                    const float* k_tilde, const float* t, const double* u, const double* c, float* acc, double* out);
+                    const float* k_tilde, const float* t, const V* u, const double* c, float* acc, V* out);
 // For k = begin … end−1: w_k = acc_k, acc_k = 0, acc_column(p) −= Ũ_pᵀ w_k, out_k = w_k: the forward solve
 // (I + L̃) out = acc (acc with kStride, zero after the whole sweep).
 template <class T>

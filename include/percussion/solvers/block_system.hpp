@@ -70,6 +70,10 @@ class BlockSystem {
     dilu_.use_half(on);
     gauss_seidel_.use_half(on);
   }
+  // CG on a split system keeps its vectors r, p, q as floats when it is asked for kFloatVectorsRtol or more (on by
+  // default; fused_cg.hpp): the sweeps read p as floats and form q in floats anyway.
+  void use_float_cg_vectors(bool on) { float_cg_vectors_ = on; }
+  static constexpr double kFloatVectorsRtol = 1e-5;
   // The default preconditioner's blocks (block Jacobi across ranks), on 6x6-block SBAIJ: IC(0)
   // (single_precision_icc.hpp); D-ILU applied by Eisenstat's trick (eisenstat_dilu.hpp), whose CG iteration costs
   // two sweeps over the off-diagonal blocks instead of a product and two triangular solves; or block symmetric
@@ -220,7 +224,8 @@ class BlockSystem {
   bool all_rows_changed_ = true, changed_elsewhere_ = false;
   void mark_changed(PetscInt row, PetscInt col);  // an addition to block (row, col), global rows
   bool set_up_gauss_seidel();  // collective: for the current assembly; false if it is not usable on some rank
-  double apply_split(const EisenstatDilu& split, const double* u, double* out) const;  // Ĉ u of either split
+  template <class V>
+  double apply_split(const EisenstatDilu& split, const V* u, V* out) const;  // Ĉ u of either split
   // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.
   Result run_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution, double rtol,
                    KSP ksp);
@@ -231,6 +236,8 @@ class BlockSystem {
   bool fused_split_cg_ = false, fused_icc_cg_ = false, fused_fallback_cg_ = false;
   long icc_assembly_ = -1;  // the assembly IC(0) was last factored from
   std::vector<double> cg_work_;
+  std::vector<float> cg_work_float_;  // the split's r, p, q as floats (use_float_cg_vectors)
+  bool float_cg_vectors_ = true;
   Vec product_in_ = nullptr, product_out_ = nullptr;
   void multiply(const double* x, double* y) const;
   template <class Precondition>

@@ -73,14 +73,15 @@ class EisenstatDilu {
   // out = Ĉ u, and returns u·out (the rank's part: CG's curvature along u, taken while both are in cache).
   // `coupling(z, w)` must set w = O z (the other ranks' blocks times z, a collective product); it is called only
   // when `coupled` is true. O reads z and writes w only on `interface` (the rows coupled to another rank):
-  // elsewhere z is left as it is and w must come back zero.
-  template <class Coupling>
-  double apply(const double* u, double* out, bool coupled, std::span<const PetscInt> interface,
-               Coupling&& coupling) const;
+  // elsewhere z is left as it is and w must come back zero. V: double or float (the sweeps round u to floats and
+  // form out in floats, so float vectors give the same out for the same rounded u, with half the traffic).
+  template <class V, class Coupling>
+  double apply(const V* u, V* out, bool coupled, std::span<const PetscInt> interface, Coupling&& coupling) const;
   // Pivots::Diagonal, more than one rank: block symmetric Gauss–Seidel of the whole matrix, its sweeps running
   // across the ranks in the global order of rank_coupling.hpp (whose set_up() must have succeeded for this set-up's
   // matrix): apply(), to_split() and from_split() of the split that leaves no block out.
-  double apply_across(const double* u, double* out, const RankCoupling& coupling) const;
+  template <class V>
+  double apply_across(const V* u, V* out, const RankCoupling& coupling) const;
   // Collective. Pivots::Incomplete: factor(A) with the elimination in the same global order, after
   // coupling.set_up(A); every rank takes the same shift. Then apply_across() and the like, also after rescale(A).
   std::optional<double> factor_across(Mat A, const RankCoupling& coupling, MPI_Comm comm);
@@ -113,14 +114,17 @@ class EisenstatDilu {
   }
   void scale_columns();                // upper_: C_k⁻¹ A_kl → C_k⁻¹ A_kl C_l⁻ᵀ
   // The sweeps over the rows begin ≤ k < end (a whole sweep: 0, n_):
-  void backward(const double* u, PetscInt begin, PetscInt end) const;  // t_ = (I + L̃ᵀ)⁻¹ u
+  template <class V>
+  void backward(const V* u, PetscInt begin, PetscInt end) const;  // t_ = (I + L̃ᵀ)⁻¹ u
   // out = t + (I + L̃)⁻¹ (u + K̃ t + c); the range's part of u·out
-  double forward(const double* u, const double* c, double* out, PetscInt begin, PetscInt end) const;
+  template <class V>
+  double forward(const V* u, const double* c, V* out, PetscInt begin, PetscInt end) const;
   void scale_into_acc(const double* b) const;                           // acc_ = C⁻¹ b
   void forward_solve(double* b_hat, PetscInt begin, PetscInt end) const;  // b̂ = (I + L̃)⁻¹ acc_
   void scaled_t(PetscInt row, double* z) const;                         // z = C_k⁻ᵀ t_k
   void scale_out_of_t(double* y) const;                                 // y = C⁻ᵀ t_
-  void backward_across(const double* u, const RankCoupling& coupling) const;
+  template <class V>
+  void backward_across(const V* u, const RankCoupling& coupling) const;
   void add_pushed(PetscInt row, const double* v) const;                 // acc_k −= C_k⁻¹ v
   void scale_coupling(std::span<const PetscInt> rows, double* z) const;  // z_k = C_k⁻ᵀ t_k on the rows
   void unscale_coupling(std::span<const PetscInt> rows, double* w) const;  // w_k ← C_k⁻¹ w_k on the rows
@@ -152,8 +156,8 @@ class EisenstatDilu {
   mutable std::vector<double> z_, w_;
 };
 
-template <class Coupling>
-double EisenstatDilu::apply(const double* u, double* out, bool coupled, std::span<const PetscInt> interface,
+template <class V, class Coupling>
+double EisenstatDilu::apply(const V* u, V* out, bool coupled, std::span<const PetscInt> interface,
                             Coupling&& coupling) const {
   backward(u, 0, n_);
   if (coupled) {

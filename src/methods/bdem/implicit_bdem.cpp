@@ -61,7 +61,8 @@ constexpr double kMaxBdf2Ratio = 2.0;
 // -bdem_<name> [1|0|true|false|yes|no|on|off]: `unset` when absent, on when given alone or as one of the first four.
 // single_precision_product 0 gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor
 // in floats; gauss_seidel_fallback 0 gives the fallback point-block Jacobi instead of block symmetric Gauss–Seidel;
-// half_precision_split (off unless given) has the D-ILU and Gauss–Seidel sweeps read their blocks as halves.
+// half_precision_split (off unless given) has the D-ILU and Gauss–Seidel sweeps read their blocks as halves;
+// float_cg_vectors 0 keeps CG's vectors on a split in double.
 bool switch_option(const std::string& name, bool unset = true) {
   char value[32] = "";
   PetscBool set = PETSC_FALSE;
@@ -150,6 +151,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   system_.use_single_precision_product(switch_option("single_precision_product"));
   system_.use_half_precision_factor(switch_option("half_precision_factor"));
   system_.use_half_precision_split(switch_option("half_precision_split", false));
+  system_.use_float_cg_vectors(switch_option("float_cg_vectors"));
   system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
   system_.use_sweeps_across_ranks(switch_option("sweeps_across_ranks"));
   const solvers::BlockSystem::Blocks blocks = local_blocks_option();
