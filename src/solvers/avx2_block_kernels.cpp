@@ -234,6 +234,30 @@ template double dilu_forward(PetscInt, PetscInt, const PetscInt*, const PetscInt
 template void dilu_forward_solve(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const float*, float*, double*);
 template void dilu_forward_solve(PetscInt, PetscInt, const PetscInt*, const PetscInt*, const Half*, float*, double*);
 
+PERCUSSION_AVX2 void scale_rows(PetscInt n, const float* c_columns, const double* b, float* acc) {
+  const __m256 six = _mm256_castsi256_ps(_mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0));
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) {
+    const float* c = c_columns + k * BB;
+    alignas(32) float bk[S];
+    _mm256_store_ps(bk, load6(b + B * k));
+    // Σ_m (column m) b_m, column m being zero above row m; lanes 6-7 read the next column's first entries.
+    __m256 sum = _mm256_mul_ps(_mm256_loadu_ps(c), _mm256_set1_ps(bk[0]));
+    for (std::size_t m = 1; m < B; ++m) sum = _mm256_fmadd_ps(_mm256_loadu_ps(c + B * m), _mm256_set1_ps(bk[m]), sum);
+    _mm256_storeu_ps(acc + k * S, _mm256_and_ps(sum, six));
+  }
+}
+
+PERCUSSION_AVX2 void unscale_rows(PetscInt n, const float* c_columns, const float* t, double* y) {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) {
+    const float* c = c_columns + k * BB;
+    const __m256 tk = _mm256_loadu_ps(t + k * S);  // lanes 6-7 zero: the columns' spill-over drops out
+    // y_i = (column i)·t_k: lane i of the row sums.
+    __m256 a[B];
+    for (std::size_t i = 0; i < B; ++i) a[i] = _mm256_mul_ps(_mm256_loadu_ps(c + B * i), tk);
+    store6(y + B * k, sum_lanes(a));
+  }
+}
+
 PERCUSSION_AVX2 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out) {
   // Row i of the result is column i of C_l⁻¹ Aᵀ C_k⁻ᵀ. First Z = C_l⁻¹ Aᵀ, column by column: z_i = Σ_m (column m of
   // C_l⁻¹) A_im, with A_im = a[6m + i]; lanes 6-7 collect junk from the next column's load, never stored.

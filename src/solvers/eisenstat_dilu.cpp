@@ -410,6 +410,9 @@ void EisenstatDilu::to_split(const double* b, double* b_hat) const {
 void EisenstatDilu::scale_into_acc(const double* b) const {
   const std::size_t n = static_cast<std::size_t>(n_);
   acc_.resize(n * S);
+#if PERCUSSION_AVX2_KERNELS
+  if (float_columns()) return avx2::scale_rows(n_, c_inverse_columns_.data(), b, acc_.data());
+#endif
   for (std::size_t k = 0; k < n; ++k)
     Eigen::Map<VecF>{&acc_[k * S]} =
         (Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(b + k * B)).cast<float>();
@@ -440,6 +443,9 @@ void EisenstatDilu::from_split(const double* y_hat, double* y) const {
 }
 
 void EisenstatDilu::scale_out_of_t(double* y) const {
+#if PERCUSSION_AVX2_KERNELS
+  if (float_columns()) return avx2::unscale_rows(n_, c_inverse_columns_.data(), t_.data(), y);
+#endif
   for (std::size_t k = 0; k < static_cast<std::size_t>(n_); ++k) scaled_t(static_cast<PetscInt>(k), y + k * B);
 }
 

@@ -72,6 +72,12 @@ double dilu_forward(PetscInt begin, PetscInt end, const PetscInt* first, const P
 template <class T>
 void dilu_forward_solve(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column, const T* upper,
                         float* acc, double* out);
+// The split's scalings by the pivots' C_k⁻¹ (lower triangular, stored column by column as floats, read 2 floats
+// past a block's end), for the rows 0 ≤ k < n: acc_k = C_k⁻¹ b_k (acc with kStride, lanes 6-7 zero), and
+// y_k = C_k⁻ᵀ t_k (t with kStride, lanes 6-7 zero). In floats, where the double blocks were read before: the
+// right-hand side enters the sweeps as floats anyway, and y is CG's solution, good to its forcing term.
+void scale_rows(PetscInt n, const float* c_columns, const double* b, float* acc);
+void unscale_rows(PetscInt n, const float* c_columns, const float* t, double* y);
 // out = C_k⁻¹ A C_l⁻ᵀ as row-major floats: A a 6×6 block in PETSc's order (column by column, doubles), C_k⁻¹ and
 // C_l⁻¹ lower triangular, stored column by column (C_l⁻¹ is read 2 floats past its end).
 void scale_block(const double* a, const float* ck_columns, const float* cl_columns, float* out);

@@ -119,6 +119,8 @@ class EisenstatDilu {
   // out = t + (I + L̃)⁻¹ (u + K̃ t + c); the range's part of u·out
   template <class V>
   double forward(const V* u, const double* c, V* out, PetscInt begin, PetscInt end) const;
+  // Gauss–Seidel's AVX2 set-up keeps C⁻¹ as floats too: then the scalings below read those (half the bytes).
+  bool float_columns() const { return avx2_ && set_up_with_avx2_ && pivots_ == Pivots::Diagonal; }
   void scale_into_acc(const double* b) const;                           // acc_ = C⁻¹ b
   void forward_solve(double* b_hat, PetscInt begin, PetscInt end) const;  // b̂ = (I + L̃)⁻¹ acc_
   void scaled_t(PetscInt row, double* z) const;                         // z = C_k⁻ᵀ t_k
