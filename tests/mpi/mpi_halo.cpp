@@ -21,8 +21,10 @@ namespace {
 struct Item { Eigen::Vector3d x; int owner; };
 
 // A 1 m cube of items split into slabs by x, one per rank, and a spray of fragments: every 40th item belongs to a
-// rank chosen at random, wherever it sits. The same on every rank (fixed seed).
-std::vector<Item> scattered_items(int size) {
+// rank chosen at random, wherever it sits. The same on every rank (fixed seed). With `far_fragment` one of rank 0's
+// items flies 100 km off, which makes its range of cells too large for the halo's bitmap of another rank's cells
+// (the hash table's path instead).
+std::vector<Item> scattered_items(int size, bool far_fragment) {
   std::mt19937_64 rng(20261127);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::uniform_int_distribution<int> pick(0, size - 1);
@@ -32,17 +34,16 @@ std::vector<Item> scattered_items(int size) {
     const int slab = std::min(size - 1, static_cast<int>(x.x() * size));
     items[i] = {x, i % 40 == 0 ? pick(rng) : slab};
   }
+  if (far_fragment) items[1] = {Eigen::Vector3d(1e5, 0.5, 0.5), 0};
   return items;
 }
 
-}  // namespace
-
-TEST(Halo, GhostsExactlyTheItemsNearAnotherRanksItems) {
+void expect_ghosts_exactly_the_items_near_another_ranks_items(bool far_fragment) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const double cutoff = 0.05;
-  const std::vector<Item> items = scattered_items(size);
+  const std::vector<Item> items = scattered_items(size, far_fragment);
 
   std::vector<Eigen::Vector3d> x;
   std::vector<std::int64_t> gid;
@@ -99,6 +100,12 @@ TEST(Halo, GhostsExactlyTheItemsNearAnotherRanksItems) {
   for (std::size_t k = 0; k < halo.ghost_count(); ++k)
     EXPECT_EQ(field[n_owned + k], 0.5 * static_cast<double>(halo.ghost_gids()[k]) + 3);
 }
+
+}  // namespace
+
+TEST(Halo, GhostsExactlyTheItemsNearAnotherRanksItems) { expect_ghosts_exactly_the_items_near_another_ranks_items(false); }
+
+TEST(Halo, GhostsExactlyTheItemsNearWithAFragmentFarOff) { expect_ghosts_exactly_the_items_near_another_ranks_items(true); }
 
 // A rank that owns nothing neither sends nor receives ghosts, and the others still find each other's.
 TEST(Halo, RankWithoutItems) {
