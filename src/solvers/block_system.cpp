@@ -620,17 +620,21 @@ BlockSystem::Result BlockSystem::run_split(const EisenstatDilu& split, std::span
     for (Vec* v : {&coupling_in_, &coupling_out_}) petsc_check(VecDuplicate(y_, v), "VecDuplicate");
   const std::size_t n = rhs.size();
   split_b_hat_.resize(n);
-  split_y_hat_.resize(n);
   to_split(split, rhs.data(), split_b_hat_.data());
   const double split_rtol = kSplitForcing * rtol;
-  const auto run = [&](auto& work) {
+  // ŷ in the vectors' type: from_split rounds it to floats anyway.
+  const auto run = [&](auto& y_hat, auto& work) {
     using T = typename std::remove_reference_t<decltype(work)>::value_type;
-    return fused_cg(comm_, n, split_b_hat_.data(), split_y_hat_.data(), split_rtol, max_iterations(ksp), work,
-                    [&](const T* p, T* q) { return apply_split(split, p, q); });
+    y_hat.resize(n);
+    const FusedCgResult cg =
+        fused_cg(comm_, n, split_b_hat_.data(), y_hat.data(), split_rtol, max_iterations(ksp), work,
+                 [&](const T* p, T* q) { return apply_split(split, p, q); });
+    from_split(split, static_cast<const T*>(y_hat.data()), solution.data());
+    return cg;
   };
-  const FusedCgResult cg =
-      float_cg_vectors_ && split_rtol >= kFloatVectorsRtol ? run(cg_work_float_) : run(cg_work_);
-  from_split(split, split_y_hat_.data(), solution.data());
+  const FusedCgResult cg = float_cg_vectors_ && split_rtol >= kFloatVectorsRtol
+                               ? run(split_y_hat_float_, cg_work_float_)
+                               : run(split_y_hat_, cg_work_);
   return to_result(cg);
 }
 
@@ -652,7 +656,8 @@ void BlockSystem::to_split(const EisenstatDilu& split, const double* b, double* 
   split.to_split(b, b_hat);
 }
 
-void BlockSystem::from_split(const EisenstatDilu& split, const double* y_hat, double* y) const {
+template <class V>
+void BlockSystem::from_split(const EisenstatDilu& split, const V* y_hat, double* y) const {
   if (across(split)) return split.from_split_across(y_hat, y, coupling_);
   split.from_split(y_hat, y);
 }

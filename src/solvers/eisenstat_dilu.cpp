@@ -436,11 +436,14 @@ void EisenstatDilu::forward_solve(double* b_hat, PetscInt begin, PetscInt end) c
   }
 }
 
-void EisenstatDilu::from_split(const double* y_hat, double* y) const {
+template <class V>
+void EisenstatDilu::from_split(const V* y_hat, double* y) const {
   // y = C⁻ᵀ (I + L̃ᵀ)⁻¹ ŷ: the backward solve, then the scaling back.
   backward(y_hat, 0, n_);
   scale_out_of_t(y);
 }
+template void EisenstatDilu::from_split(const double*, double*) const;
+template void EisenstatDilu::from_split(const float*, double*) const;
 
 void EisenstatDilu::scale_out_of_t(double* y) const {
 #if PERCUSSION_AVX2_KERNELS
@@ -530,10 +533,13 @@ void EisenstatDilu::to_split_across(const double* b, double* b_hat, const RankCo
   coupling.end_forward();
 }
 
-void EisenstatDilu::from_split_across(const double* y_hat, double* y, const RankCoupling& coupling) const {
+template <class V>
+void EisenstatDilu::from_split_across(const V* y_hat, double* y, const RankCoupling& coupling) const {
   backward_across(y_hat, coupling);
   scale_out_of_t(y);
 }
+template void EisenstatDilu::from_split_across(const double*, double*, const RankCoupling&) const;
+template void EisenstatDilu::from_split_across(const float*, double*, const RankCoupling&) const;
 
 void EisenstatDilu::scale_coupling(std::span<const PetscInt> rows, double* z) const {
   for (const PetscInt row : rows) {

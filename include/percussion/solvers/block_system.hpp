@@ -70,8 +70,8 @@ class BlockSystem {
     dilu_.use_half(on);
     gauss_seidel_.use_half(on);
   }
-  // CG on a split system keeps its vectors r, p, q as floats when it is asked for kFloatVectorsRtol or more (on by
-  // default; fused_cg.hpp): the sweeps read p as floats and form q in floats anyway.
+  // CG on a split system keeps its vectors x, r, p, q as floats when it is asked for kFloatVectorsRtol or more (on
+  // by default; fused_cg.hpp): the sweeps read p as floats and form q in floats anyway.
   void use_float_cg_vectors(bool on) { float_cg_vectors_ = on; }
   static constexpr double kFloatVectorsRtol = 1e-5;
   // The default preconditioner's blocks (block Jacobi across ranks), on 6x6-block SBAIJ: IC(0)
@@ -194,6 +194,7 @@ class BlockSystem {
   Mat split_op_ = nullptr;
   Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
   std::vector<double> split_b_hat_, split_y_hat_;
+  std::vector<float> split_y_hat_float_;  // CG's ŷ with float vectors (use_float_cg_vectors)
   // Block symmetric Gauss–Seidel (the fallback's, or the default's blocks) and the assembly it was set up from.
   EisenstatDilu gauss_seidel_{EisenstatDilu::Pivots::Diagonal};
   bool gauss_seidel_fallback_ = true;
@@ -220,7 +221,8 @@ class BlockSystem {
   long coupling_assembly_ = -1;
   void order_rows(std::span<const char> sides, bool across);  // local_row_ and groups_ from the items' sides
   void to_split(const EisenstatDilu& split, const double* b, double* b_hat) const;
-  void from_split(const EisenstatDilu& split, const double* y_hat, double* y) const;
+  template <class V>
+  void from_split(const EisenstatDilu& split, const V* y_hat, double* y) const;
   bool all_rows_changed_ = true, changed_elsewhere_ = false;
   void mark_changed(PetscInt row, PetscInt col);  // an addition to block (row, col), global rows
   bool set_up_gauss_seidel();  // collective: for the current assembly; false if it is not usable on some rank

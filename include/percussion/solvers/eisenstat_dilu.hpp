@@ -68,7 +68,8 @@ class EisenstatDilu {
 
   // b̂ = W⁻¹ b and y = W⁻ᵀ ŷ on the rank's 6·rows() values.
   void to_split(const double* b, double* b_hat) const;
-  void from_split(const double* y_hat, double* y) const;
+  template <class V>
+  void from_split(const V* y_hat, double* y) const;  // (ŷ as doubles, or as CG's floats)
 
   // out = Ĉ u, and returns u·out (the rank's part: CG's curvature along u, taken while both are in cache).
   // `coupling(z, w)` must set w = O z (the other ranks' blocks times z, a collective product); it is called only
@@ -86,7 +87,8 @@ class EisenstatDilu {
   // coupling.set_up(A); every rank takes the same shift. Then apply_across() and the like, also after rescale(A).
   std::optional<double> factor_across(Mat A, const RankCoupling& coupling, MPI_Comm comm);
   void to_split_across(const double* b, double* b_hat, const RankCoupling& coupling) const;
-  void from_split_across(const double* y_hat, double* y, const RankCoupling& coupling) const;
+  template <class V>
+  void from_split_across(const V* y_hat, double* y, const RankCoupling& coupling) const;
 
  private:
   bool load(Mat A, bool new_pattern);  // A's blocks into a_ and diagonal_; false if the pattern is not the last one

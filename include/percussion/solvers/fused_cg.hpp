@@ -31,19 +31,19 @@ double local_dot(const T* x, const T* y, std::size_t n) {
 }
 
 // x += αp, r −= αq in one pass, returning the local rᵀr of the new r (four partial sums, as local_dot). The
-// arithmetic in double, r rounded to T.
+// arithmetic in double, x and r rounded to T.
 template <class T>
-double cg_step(double* x, T* r, const T* p, const T* q, double alpha, std::size_t n) {
+double cg_step(T* x, T* r, const T* p, const T* q, double alpha, std::size_t n) {
   double sum[4] = {0, 0, 0, 0};
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4)
     for (std::size_t j = 0; j < 4; ++j) {
-      x[i + j] += alpha * double(p[i + j]);
+      x[i + j] = T(double(x[i + j]) + alpha * double(p[i + j]));
       r[i + j] = T(double(r[i + j]) - alpha * double(q[i + j]));
       sum[j] += double(r[i + j]) * double(r[i + j]);
     }
   for (; i < n; ++i) {
-    x[i] += alpha * double(p[i]);
+    x[i] = T(double(x[i]) + alpha * double(p[i]));
     r[i] = T(double(r[i]) - alpha * double(q[i]));
     sum[0] += double(r[i]) * double(r[i]);
   }
@@ -52,12 +52,13 @@ double cg_step(double* x, T* r, const T* p, const T* q, double alpha, std::size_
 
 // Collective. n local values; apply(p, q) must set q = A p (A symmetric positive definite, collective) and return
 // the local part of p·q. x receives the solution; `work` is resized to 3n and reused between calls.
-// r, p and q are stored as T: double, or float where A rounds p to floats and forms q in floats anyway (the split's
-// sweeps), which halves the traffic of a loop bound by it. x and every sum stay in double, and p, the direction
-// both q and x's update take, is the same rounded p; r is rounded each iteration, 6e-8 of |r|, far below the
-// forcing terms (1e-2 to 1e-4) it is used with (BlockSystem::kFloatVectorsRtol).
+// x, r, p and q are stored as T: double, or float where A rounds p to floats and forms q in floats anyway (the
+// split's sweeps), which halves the traffic of a loop bound by it. Every sum stays in double, and p, the direction
+// both q and x's update take, is the same rounded p; x and r are rounded each iteration, 6e-8 of themselves, far
+// below the forcing terms (1e-2 to 1e-4) they are used with (BlockSystem::kFloatVectorsRtol), and the split's
+// solution map rounds x to floats anyway.
 template <class T, class Apply>
-FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, double* x, double rtol, PetscInt max_iterations,
+FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, T* x, double rtol, PetscInt max_iterations,
                        std::vector<T>& work, Apply&& apply) {
   work.resize(3 * n);
   T* r = work.data();
