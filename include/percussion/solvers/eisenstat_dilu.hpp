@@ -31,6 +31,7 @@
 #include <span>
 #include <vector>
 
+#include "percussion/core/aligned_allocator.hpp"
 #include "percussion/solvers/avx2_block_kernels.hpp"
 #include "percussion/solvers/rank_coupling.hpp"
 #include "percussion/solvers/sbaij_block.hpp"
@@ -153,8 +154,9 @@ class EisenstatDilu {
   // Ũ as halves, if half_ready_ (D-ILU: a copy of upper_; Gauss–Seidel: in place of upper_), and update()'s spare.
   std::vector<avx2::Half> upper_half_, spare_upper_half_;
   bool half_ = false, half_ready_ = false, set_up_with_halves_ = false;
-  // The sweeps' vectors, avx2::kStride floats per row (6 values, then padding; t_'s padding stays zero).
-  mutable std::vector<float> t_, acc_;
+  // The sweeps' vectors, avx2::kStride floats per row (6 values, then padding; t_'s padding stays zero), each row
+  // within one cache line.
+  mutable std::vector<float, CacheAligned<float>> t_, acc_;
   bool avx2_ = avx2::supported();
   Pivots pivots_;
   mutable std::vector<double> z_, w_;
