@@ -211,10 +211,8 @@ void Halo::build(std::span<const Eigen::Vector3d> owned_x, std::span<const std::
   std::vector<std::vector<std::int64_t>> my_cells(size_);
   Cell cells_lo{}, cells_hi{};  // the range of our items' cells
   if (n_owned_ > 0) {
-    double lo[3], hi[3];
-    for (int k = 0; k < 3; ++k) lo[k] = mine[k], hi[k] = mine[3 + k];
-    cells_lo = cell_of(Eigen::Vector3d(lo[0], lo[1], lo[2]), edge);
-    cells_hi = cell_of(Eigen::Vector3d(hi[0], hi[1], hi[2]), edge);
+    cells_lo = cell_of(Eigen::Vector3d(mine[0], mine[1], mine[2]), edge);
+    cells_hi = cell_of(Eigen::Vector3d(mine[3], mine[4], mine[5]), edge);
   }
   if (!near_ranks.empty())
     for (const Cell& c : occupied_cells(owned_x, edge)) {

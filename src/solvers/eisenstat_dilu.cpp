@@ -17,6 +17,8 @@ using Block = EisenstatDilu::Block;
 using BlockF = Eigen::Matrix<float, B, B, Eigen::RowMajor>;
 using VecF = Eigen::Matrix<float, B, 1>;
 using Vec = Eigen::Matrix<double, B, 1>;
+template <class V>
+using VecOf = Eigen::Matrix<V, B, 1>;  // a row of a vector of doubles or floats
 }  // namespace
 
 std::optional<double> EisenstatDilu::factor(Mat A) {
@@ -355,7 +357,7 @@ void EisenstatDilu::backward(const V* u, PetscInt begin, PetscInt end) const {
       const char* stop = reinterpret_cast<const char*>(&upper_[static_cast<std::size_t>(first_[k - kAhead + 1]) * BB]);
       for (; line < stop; line += 64) __builtin_prefetch(line);
     }
-    VecF t = Eigen::Map<const Eigen::Matrix<V, B, 1>>(u + k * B).template cast<float>();
+    VecF t = Eigen::Map<const VecOf<V>>(u + k * B).template cast<float>();
     for (PetscInt p = first_[k]; p < first_[k + 1]; ++p)
       t.noalias() -= Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]) *
                      Eigen::Map<const VecF>(&t_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]);
@@ -380,8 +382,7 @@ double EisenstatDilu::forward(const V* u, const double* c, V* out, PetscInt begi
   for (std::size_t k = static_cast<std::size_t>(begin); k < static_cast<std::size_t>(end); ++k) {
     const Eigen::Map<const VecF> t(&t_[k * S]);
     Eigen::Map<VecF> acc(&acc_[k * S]);
-    using VecV = Eigen::Matrix<V, B, 1>;
-    VecF w = Eigen::Map<const VecV>(u + k * B).template cast<float>() + acc;
+    VecF w = Eigen::Map<const VecOf<V>>(u + k * B).template cast<float>() + acc;
     if (k_tilde_.empty())
       w -= t;  // K̃ = −I (Gauss–Seidel's pivots)
     else
@@ -392,8 +393,8 @@ double EisenstatDilu::forward(const V* u, const double* c, V* out, PetscInt begi
       Eigen::Map<VecF>(&acc_[static_cast<std::size_t>(column_[static_cast<std::size_t>(p)]) * S]).noalias() -=
           Eigen::Map<const BlockF>(&upper_[static_cast<std::size_t>(p) * BB]).transpose() * w;
     const Vec o = (t + w).cast<double>();
-    Eigen::Map<VecV>(out + k * B) = o.template cast<V>();
-    dot += o.dot(Eigen::Map<const VecV>(u + k * B).template cast<double>());
+    Eigen::Map<VecOf<V>>(out + k * B) = o.template cast<V>();
+    dot += o.dot(Eigen::Map<const VecOf<V>>(u + k * B).template cast<double>());
   }
   return dot;
 }
@@ -479,7 +480,7 @@ void EisenstatDilu::backward_across(const V* u, const RankCoupling& coupling) co
         coupling.finish_pull(z_.data());
         for (std::size_t k = 0; k < top; ++k)
           Eigen::Map<Vec>{&w_[k * B]} =
-              Eigen::Map<const Eigen::Matrix<V, B, 1>>(u + k * B).template cast<double>() -
+              Eigen::Map<const VecOf<V>>(u + k * B).template cast<double>() -
               Eigen::Map<const Block>(&c_inverse_[k * BB]) * Eigen::Map<const Vec>(&z_[k * B]);
       },
       [&] { coupling.send_down([this](PetscInt k, double* z) { scaled_t(k, z); }); });
@@ -506,7 +507,7 @@ double EisenstatDilu::apply_across(const V* u, V* out, const RankCoupling& coupl
       [&] {
         coupling.send_up([&](PetscInt k, double* z) {  // w_k = out_k − t_k, the value row k pushed
           const std::size_t kk = static_cast<std::size_t>(k);
-          const Vec w = Eigen::Map<const Eigen::Matrix<V, B, 1>>(out + kk * B).template cast<double>() -
+          const Vec w = Eigen::Map<const VecOf<V>>(out + kk * B).template cast<double>() -
                         Eigen::Map<const VecF>(&t_[kk * S]).cast<double>();
           Eigen::Map<Vec>(z).noalias() = Eigen::Map<const Block>(&c_inverse_[kk * BB]).transpose() * w;
         });
