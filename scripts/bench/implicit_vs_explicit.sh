@@ -11,6 +11,8 @@
 #   WINDOW_STEPS=8 scripts/bench/implicit_vs_explicit.sh inputs/bdem/{beam_stretch,beam_twist,chocolate_drop}.json
 # FORM=backward_euler|midpoint|bdf2 runs the implicit copies in that implicit.form (default: each scene's own
 # form; the "form" column says which ran).
+# FRACTURE_ROUNDS=N runs them with implicit.fracture_rounds = N (a step's bonds broken in up to N rounds, each
+# followed by a minimisation).
 # FRACTURE_CUT_RATIO=R runs them with implicit.fracture_cut_ratio = R (steps that leave a bond over R times its
 # strength are halved, within implicit.step_cuts).
 # STEP_FACTOR=F runs them with implicit.step_factor = F (steps of F critical steps T instead of the scene's; the
@@ -177,7 +179,7 @@ for stem in stems:
                  c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
                  len(broken_e), len(broken_i), overlap, self_overlap, onset_text, pov, self_pieces, pieces_e, pieces_i,
                  "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
-                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0))))
+                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0)), int(c.get("fracture_rounds", 0))))
 
 print()
 print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), "
@@ -201,12 +203,13 @@ def pct(x):
     return "-" if x != x else format(x, ".0%")
 
 for (stem, form_i, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, pov, spov, pe, pi, match,
-     unconverged, cuts, fcuts) in rows:
+     unconverged, cuts, fcuts, rounds) in rows:
     print(f"{stem:<22} {form_i:>4} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
           f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {pct(sov):>6} {onset:>7} {match:>5} {pov:>8.2f} "
           f"{'-' if spov != spov else format(spov, '.2f'):>6}  {'/'.join(map(str, pe))} | {'/'.join(map(str, pi))}"
           + (f"   ({cuts} step cuts)" if cuts else "")
           + (f"   ({fcuts} fracture cuts)" if fcuts else "")
+          + (f"   ({rounds} fracture rounds)" if rounds else "")
           + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
 
 for line in spreads:
@@ -269,6 +272,9 @@ if optimizer:  # both optimisers at the scene's step, 100 iterations per step an
 form = os.environ.get("FORM", "")
 if integrator == "implicit" and form:
     scene.setdefault("implicit", {})["form"] = form
+rounds = os.environ.get("FRACTURE_ROUNDS", "")
+if integrator == "implicit" and rounds:
+    scene.setdefault("implicit", {})["fracture_rounds"] = int(rounds)
 cut_ratio = os.environ.get("FRACTURE_CUT_RATIO", "")
 if integrator == "implicit" and cut_ratio:
     scene.setdefault("implicit", {})["fracture_cut_ratio"] = float(cut_ratio)

@@ -53,6 +53,15 @@ Scene chain_scene(const std::string& form, double h) {
   return scene;
 }
 
+// The block, weak (strength 1e4), clamped at one end and pulled at 0.5 m/s at the other: several times over its
+// strength by the end of the first step.
+Scene pulled_block_scene(const std::string& form) {
+  return block_scene(R"("boundary_conditions": [
+      { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
+      { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
+                     1e4, form);
+}
+
 const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
 
@@ -85,6 +94,33 @@ void expect_same_minimisers(const Outcome& a, const Outcome& b, std::size_t brok
   ASSERT_GT(b.broken.size(), broken);
   EXPECT_EQ(a.broken, b.broken);
   EXPECT_LE(max_rel_diff(a.x, b.x), 1e-7);
+}
+
+// Sizes of the pieces the intact bonds hold together (connected components over all particles), largest first,
+// on every rank.
+std::vector<int> pieces(MPI_Comm comm, const bdem::BdemMethod& m) {
+  const std::int64_t nb = m.global_bonds();
+  std::vector<std::int64_t> local(2 * nb, -1), ends(2 * nb);
+  for (const auto& b : m.bonds())
+    if (b.intact) {
+      local[2 * b.id] = b.a;
+      local[2 * b.id + 1] = b.b;
+    }
+  MPI_Allreduce(local.data(), ends.data(), static_cast<int>(ends.size()), MPI_INT64_T, MPI_MAX, comm);
+  std::vector<std::int64_t> root(m.global_particles());
+  for (std::size_t i = 0; i < root.size(); ++i) root[i] = static_cast<std::int64_t>(i);
+  auto find = [&](std::int64_t i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  for (std::int64_t k = 0; k < nb; ++k)
+    if (ends[2 * k] >= 0) root[find(ends[2 * k])] = find(ends[2 * k + 1]);
+  std::map<std::int64_t, int> size;
+  for (std::size_t i = 0; i < root.size(); ++i) ++size[find(static_cast<std::int64_t>(i))];
+  std::vector<int> sizes;
+  for (const auto& [r, n] : size) sizes.push_back(n);
+  std::sort(sizes.rbegin(), sizes.rend());
+  return sizes;
 }
 
 }  // namespace
@@ -251,10 +287,7 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
 // ratio the same step breaks its bonds from a different state.
 TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    Scene cut = block_scene(R"("boundary_conditions": [
-        { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
-        { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
-                            1e4, form);
+    Scene cut = pulled_block_scene(form);
     cut.implicit.fracture_cut_ratio = 1.5;
     cut.implicit.step_cuts = 1;
     Scene plain = cut, halves = cut;
@@ -279,6 +312,42 @@ TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
     EXPECT_LE(max_rel_diff(velocities(MPI_COMM_WORLD, b), velocities(MPI_COMM_WORLD, a)), 1e-10) << form;
     EXPECT_GT(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, p)), 1e-6) << form;
   }
+}
+
+// implicit.fracture_rounds: a step whose bonds break breaks the most over-stressed first and minimises again, so
+// the load redistributes before the rest are judged. A weak block clamped at one end and pulled at the other,
+// several times past its strength within the first step: the paper's single check breaks every bond over strength
+// in that state, all through the block; the rounds break where it parts first, and the pieces then carry no load.
+// Every rank decides each round alike (the serial run's bonds and state).
+TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
+  Scene rounds = pulled_block_scene("bdf2");
+  rounds.implicit.fracture_rounds = 50;
+  Scene single = rounds;
+  single.implicit.fracture_rounds = 1;
+  ImplicitBdem world(rounds, MPI_COMM_WORLD, bdem::model_from_scene(rounds));
+  ImplicitBdem serial(rounds, MPI_COMM_SELF, bdem::model_from_scene(rounds));
+  ImplicitBdem plain(single, MPI_COMM_WORLD, bdem::model_from_scene(single));
+  for (int s = 0; s < 3; ++s) {
+    world.advance();
+    serial.advance();
+    plain.advance();
+  }
+  const auto broken = broken_bonds(MPI_COMM_WORLD, world), all_over = broken_bonds(MPI_COMM_WORLD, plain);
+  const std::vector<int> parts = pieces(MPI_COMM_WORLD, world), shards = pieces(MPI_COMM_WORLD, plain);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)  // 100 bonds in 19 rounds, 6 pieces (the largest 80 particles); 320 bonds and 48 pieces
+    std::printf("%zu bonds broken in %g rounds, %zu pieces (the largest %d); the single check: %zu bonds, %zu pieces\n",
+                broken.size(), world.counters().at("fracture_rounds"), parts.size(), parts[0], all_over.size(),
+                shards.size());
+  EXPECT_GT(world.counters().at("fracture_rounds"), 1);
+  EXPECT_EQ(plain.counters().at("fracture_rounds"), 0);
+  EXPECT_GT(broken.size(), 0u);
+  EXPECT_LT(2 * broken.size(), all_over.size());
+  EXPECT_GE(parts.size(), 2u);  // it parted
+  EXPECT_LT(2 * parts.size(), shards.size());
+  EXPECT_EQ(broken, broken_bonds(MPI_COMM_SELF, serial));
+  EXPECT_LE(max_rel_diff(positions(MPI_COMM_SELF, serial), positions(MPI_COMM_WORLD, world)), 1e-8);
 }
 
 // The same cantilever with an algebraic multigrid (scene petsc_options, rigid-body near-nullspace) and with

@@ -12,7 +12,6 @@
 #include "percussion/core/log.hpp"
 #include "percussion/geometry/obstacle.hpp"
 #include "percussion/methods/bdem/boundary_motion.hpp"
-#include "percussion/physics/bond_forces.hpp"
 #include "percussion/physics/manifold_bond.hpp"
 #include "percussion/physics/manifold_bond_gn.hpp"
 #include "percussion/physics/manifold_contact.hpp"
@@ -47,8 +46,6 @@ constexpr double kToleranceMargin = 0.3;
 // Newton model's, up to this multiple of the Newton step.
 constexpr double kExtrapolationRatio = 0.5;
 constexpr double kMaxExtrapolation = 8.0;
-// A fracture round breaks the bonds within this fraction of the largest stress ratio.
-constexpr double kFractureBand = 0.9;
 // Predicted contact normals (implicit.contact_normal) are taken again at the iterate once a particle moved this
 // fraction of its radius from where they were taken: the linearised gap is then off by less than ~(0.1 r)²/(4 r).
 // Over drop_small's whole run: 0.05 → 213 Newton iterations, 0.1 → 208, 0.2 → 189, never → 266 (and more energy
@@ -704,6 +701,13 @@ double ImplicitBdem::residual() {
   return std::sqrt(global);
 }
 
+void ImplicitBdem::set_direction(std::span<const double> y) {
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
+    for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * row + k];
+  }
+}
+
 bool ImplicitBdem::minimise() {
   const double h = h_;
   const std::size_t n = d_.n_owned;
@@ -874,65 +878,11 @@ bool ImplicitBdem::minimise() {
                                                               : "";
         std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations), how);
       }
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
-        for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * row + k];
-      }
+      set_direction(y);
       // Semismooth active-set rounds (implicit_active_set.cpp): the contacts this step closes or opens switch
       // branch in the model, which is solved again from the same iterate.
-      for (int round = 0; round < scene_.implicit.active_set_rounds; ++round) {
-        const long switched = switch_contact_branches();
-        if (switched == 0) break;
-        ++active_set_rounds_;
-        branch_switches_ += switched;
-        contacts_only_ = gradient_at_state_ = true;
-        evaluate(Want::Hessian);
-        contacts_only_ = gradient_at_state_ = false;
-        contact_branch_.clear();
-        // From the last solution y, which the switched pairs' rows alone no longer satisfy: A′y − b′ is S times the
-        // switched terms' gradient change at the step's end (branch_gradient_), so the correction z solves
-        // A′z = −S·branch_gradient_, to what leaves rtol of |b| (3-4 CG iterations on the torn cloth, against 7
-        // for the whole system from zero).
-        round_rhs_.assign(rhs.size(), 0.0);
-        round_correction_.resize(rhs.size());
-        double norms[2] = {0, 0};  // |b|², |A′y − b′|²
-        for (std::size_t i = 0; i < n; ++i) {
-          const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
-          for (int k = 0; k < 3; ++k) round_rhs_[6 * row + k] = -scale_[i][k] * branch_gradient_[i][k];
-        }
-        for (std::size_t j = 0; j < rhs.size(); ++j) {
-          norms[0] += rhs[j] * rhs[j];
-          norms[1] += round_rhs_[j] * round_rhs_[j];
-        }
-        MPI_Allreduce(MPI_IN_PLACE, norms, 2, MPI_DOUBLE, MPI_SUM, d_.comm);
-        const double relative = std::sqrt(norms[1] / norms[0]);
-        result = {0, KSP_CONVERGED_RTOL, relative};
-        if (relative > rtol) {
-          const double rtol_z = std::min(0.5, rtol / relative);
-          if (!block_jacobi_this_step) {
-            result = system_.solve(round_rhs_, round_correction_, rtol_z, true);
-            krylov_iterations_ += result.iterations;
-          }
-          if (block_jacobi_this_step || (result.reason < 0 && result.reason != KSP_DIVERGED_ITS)) {
-            result = system_.solve_fallback(round_rhs_, round_correction_, rtol_z);
-            krylov_iterations_ += result.iterations;
-            ++fallback_solves_;
-            block_jacobi_this_step = true;
-          }
-          for (std::size_t j = 0; j < y.size(); ++j) y[j] += round_correction_[j];
-        }
-        likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
-        fresh_krylov_ = last_krylov_ = result.iterations;
-        preconditioner_of_matrix_ = true;
-        preconditioner_contact_changes_ = contact_set_changes_;
-        if (monitor_ && d_.rank == 0)
-          std::fprintf(stderr, "  active-set round: %ld contacts switch, krylov %d\n", switched,
-                       static_cast<int>(result.iterations));
-        for (std::size_t i = 0; i < n; ++i) {
-          const std::size_t row = static_cast<std::size_t>(system_.local_row(i));
-          for (int k = 0; k < 6; ++k) direction_[i][k] = scale_[i][k] * y[6 * row + k];
-        }
-      }
+      for (int round = 0; round < scene_.implicit.active_set_rounds; ++round)
+        if (!active_set_round(rhs, y, rtol, res, block_jacobi_this_step, likely_converged)) break;
     } else {
       descent();
     }
@@ -1198,15 +1148,7 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
     deepest_fracture_cut_ = std::max(deepest_fracture_cut_, scene_.implicit.step_cuts - cuts_left + 1);
     return cut(fracture_cuts_);
   }
-  // Progressive fracture inside the step (notes 7, "fracture bursts"): break only the most over-stressed
-  // bonds, let the load redistribute by minimising again, and repeat; the last round breaks every bond
-  // still over its strength, as the paper does once per step.
-  for (int round = 1; round < scene_.implicit.fracture_rounds; ++round) {
-    const double worst = largest_stress_ratio();
-    if (worst <= 1) break;
-    break_bonds(std::max(1.0, kFractureBand * worst));
-    if (!minimise()) ++unconverged_steps_;  // not cut: the bonds already broken would have to be mended
-  }
+  break_in_rounds();
 
   {
     ScopedPhase timer(timers_, Phase::Integrate);
@@ -1253,34 +1195,6 @@ void ImplicitBdem::keep_bdf2_history(double h) {
     Eigen::Map<Eigen::Vector3d>(past + 10) = w_n_[i];
   }
   bdf2_history_step_ = h;
-}
-
-double ImplicitBdem::stress_ratio(const Bond& b) const {
-  // Forces and moments rebuilt from the potentials at the current state (notes 2.6): max(σ/σ_c, τ/τ_c).
-  const physics::BondStresses st =
-      physics::bond_stresses(d_.x[b.la], d_.q[b.la], d_.x[b.lb], d_.q[b.lb], b.rest, scene_.bonds.tensile_only);
-  return physics::stress_ratio(st.sigma, st.tau, b.sigma_c, b.tau_c);
-}
-
-double ImplicitBdem::largest_stress_ratio() {
-  ScopedPhase timer(timers_, Phase::Pairs);
-  double local = 0, global = 0;
-  for (const auto& b : d_.bonds)
-    if (b.intact) local = std::max(local, stress_ratio(b));
-  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
-  return global;
-}
-
-void ImplicitBdem::break_bonds(double above) {
-  // Every rank holding a bond sees the same state (ghosts are exact copies), so all decide alike.
-  ScopedPhase timer(timers_, Phase::Pairs);
-  const long before = breaks_;
-  for (auto& b : d_.bonds)
-    if (b.intact && stress_ratio(b) > above) {
-      b.intact = false;
-      ++breaks_;
-    }
-  if (breaks_ != before) d_.unlink_broken_bonds();
 }
 
 Observables ImplicitBdem::observables() {
@@ -1401,6 +1315,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"failed_factorisations", static_cast<double>(system_.failed_set_ups())},
           {"step_cuts", static_cast<double>(step_cuts_)},
           {"fracture_cuts", static_cast<double>(fracture_cuts_)},
+          {"fracture_rounds", static_cast<double>(fracture_rounds_)},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

@@ -94,13 +94,21 @@ class ImplicitBdem final : public BdemMethod {
   // the model's gradient at the step's end x + direction_ in branch_gradient_. Returns how many pairs switch, over
   // all ranks.
   long switch_contact_branches();
+  // One active-set round after a Newton solve of A y = rhs at residual res with forcing rtol: the switched pairs'
+  // blocks refreshed, y corrected for them and direction_ set from it. False, and nothing changed, when no pair
+  // switches. Collective.
+  bool active_set_round(std::span<const double> rhs, std::vector<double>& y, double rtol, double res,
+                        bool& block_jacobi_this_step, bool& likely_converged);
+  void set_direction(std::span<const double> y);  // direction_ = S y in the particles' order
   // A contact pair's normal where its particles are seen at pa, pb (predicted, or the current direction).
   Eigen::Vector3d branch_normal(std::size_t k, const Eigen::Vector3d& pa, const Eigen::Vector3d& pb) const;
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
+  // Fracture (implicit_fracture.cpp).
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
+  void break_in_rounds();                 // collective: implicit.fracture_rounds after a step's minimisation
   bool matrix_carries(double h) const;  // collective: the assembled Newton matrix may serve a step of length h
   // A carried matrix's contacts are refreshed at the next step's start (which lets a refreshed one carry): with
   // contact refreshes on and a preconditioner that follows the matrix alone.
@@ -165,6 +173,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Matrix3d> pair_contact_hessian_;  // the contact Hessian in the matrix, where it is not zero
   std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
+  long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
   // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it
