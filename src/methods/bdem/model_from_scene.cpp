@@ -13,15 +13,19 @@
 
 namespace percussion::bdem {
 
-double scene_time_step(const Scene& scene) {
-  if (scene.time.step) return *scene.time.step;
+double critical_step(const Scene& scene) {
   double t = std::numeric_limits<double>::infinity();
   for (const auto& body : scene.bodies) {
     const Material& m = scene.materials[body.material];
     t = std::min(t, physics::critical_time_step(body.generator.particle_radius, m.density, m.youngs_modulus));
   }
+  return t;
+}
+
+double scene_time_step(const Scene& scene) {
+  if (scene.time.step) return *scene.time.step;
   // Explicit: a fraction of the stability limit. Implicit: a multiple of it (the paper's 20-100 T rule, §2.10).
-  return (scene.integrator == "implicit" ? scene.implicit.step_factor : scene.time.step_factor) * t;
+  return (scene.integrator == "implicit" ? scene.implicit.step_factor : scene.time.step_factor) * critical_step(scene);
 }
 
 GlobalModel model_from_scene(const Scene& scene) {

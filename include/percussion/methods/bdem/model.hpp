@@ -64,6 +64,8 @@ struct GlobalModel {
 // Throws InputError naming the scene file and JSON path when a body holds no particle.
 GlobalModel model_from_scene(const Scene& scene);
 
+// The smallest critical step T of the scene's bodies (notes 2.10), the explicit integrator's stability limit.
+double critical_step(const Scene& scene);
 // The time step the scene asks for: time.step, or step_factor x the smallest critical step (notes 2.10).
 double scene_time_step(const Scene& scene);
 
