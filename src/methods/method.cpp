@@ -1,6 +1,7 @@
 #include "percussion/methods/method.hpp"
 
-#include <cstdio>
+#include <iomanip>
+#include <sstream>
 
 #include "percussion/core/error.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
@@ -15,14 +16,15 @@ std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const s
       restart_file.empty() ? bdem::model_from_scene(scene) : bdem::model_from_checkpoint(restart_file, comm);
   // A restart continues at the checkpoint's step (time = step x step length). An implicit run's step is 10-1000
   // critical steps: an explicit run would blow up at once, so it is refused before anything is written.
-  if (!restart_file.empty() && scene.integrator == "explicit" && model.time_step > bdem::critical_step(scene)) {
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "%s: time_step %.4g s (written by the %s integrator) is above the critical step %.4g s of %s; an "
-                  "explicit run continues a checkpoint at its time step, so it cannot continue this one",
-                  restart_file.c_str(), model.time_step, model.written_by_integrator.c_str(),
-                  bdem::critical_step(scene), scene.path.c_str());
-    throw InputError(text);
+  if (!restart_file.empty() && scene.integrator == "explicit") {
+    const double limit = bdem::critical_step(scene);
+    if (model.time_step > limit) {
+      std::ostringstream text;
+      text << std::setprecision(4) << restart_file << ": time_step " << model.time_step << " s (written by the "
+           << model.written_by_integrator << " integrator) is above the critical step " << limit << " s of "
+           << scene.path << "; an explicit run continues a checkpoint at its time step, so it cannot continue this one";
+      throw InputError(text.str());
+    }
   }
   if (scene.integrator == "implicit") return std::make_unique<bdem::ImplicitBdem>(scene, comm, model);
   return std::make_unique<bdem::ExplicitBdem>(scene, comm, model);
