@@ -15,6 +15,9 @@
 # followed by a minimisation).
 # FRACTURE_CUT_RATIO=R runs them with implicit.fracture_cut_ratio = R (steps that leave a bond over R times its
 # strength are halved, within implicit.step_cuts).
+# FRACTURE_INTEGRATOR=explicit runs them with implicit.fracture_integrator = "explicit" (an interval in which bonds
+# would break is taken with explicit steps, and the EXPLICIT_WINDOW=K intervals after one that broke bonds, K
+# the scene's implicit.explicit_window unless set).
 # STEP_FACTOR=F runs them with implicit.step_factor = F (steps of F critical steps T instead of the scene's; the
 # scenes with a fixed time.step refuse it). WINDOW_STEPS still counts the scene's own implicit steps, so every
 # STEP_FACTOR covers the same simulated window.
@@ -269,15 +272,14 @@ integrator = "explicit" if half else integrator
 scene["integrator"] = integrator
 if optimizer:  # both optimisers at the scene's step, 100 iterations per step and no step cuts
     scene.setdefault("implicit", {}).update(optimizer=optimizer, max_iterations=100, step_cuts=0)
-form = os.environ.get("FORM", "")
-if integrator == "implicit" and form:
-    scene.setdefault("implicit", {})["form"] = form
-rounds = os.environ.get("FRACTURE_ROUNDS", "")
-if integrator == "implicit" and rounds:
-    scene.setdefault("implicit", {})["fracture_rounds"] = int(rounds)
-cut_ratio = os.environ.get("FRACTURE_CUT_RATIO", "")
-if integrator == "implicit" and cut_ratio:
-    scene.setdefault("implicit", {})["fracture_cut_ratio"] = float(cut_ratio)
+# The implicit copy's keys the environment sets: (variable, key in "implicit", type).
+for variable, key, kind in [("FORM", "form", str), ("FRACTURE_ROUNDS", "fracture_rounds", int),
+                            ("FRACTURE_CUT_RATIO", "fracture_cut_ratio", float),
+                            ("FRACTURE_INTEGRATOR", "fracture_integrator", str),
+                            ("EXPLICIT_WINDOW", "explicit_window", int)]:
+    value = os.environ.get(variable, "")
+    if integrator == "implicit" and value:
+        scene.setdefault("implicit", {})[key] = kind(value)
 materials = scene["materials"]
 def material(ref):
     return materials[ref] if isinstance(ref, int) else next(m for m in materials if m["name"] == ref)

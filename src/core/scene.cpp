@@ -206,7 +206,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
                                                        "step_cuts", "step_factor", "hessian", "fracture_rounds",
-                                                       "fracture_cut_ratio", "reuse_preconditioner",
+                                                       "fracture_cut_ratio", "fracture_integrator", "explicit_window",
+                                                       "reuse_preconditioner",
                                                        "hessian_lag_contraction",
                                                        "line_search_extrapolation", "contact_refresh", "contact_normal",
                                                        "active_set_rounds", "petsc_options"})) {
@@ -225,6 +226,14 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     if (cut_ratio > 0 && cut_ratio <= 1)
       c->fail_at("fracture_cut_ratio", "must be 0 (off) or above 1 (a stress ratio at which bonds already break), "
                                        "got " + JsonChecker::format_number(cut_ratio));
+    s.implicit.fracture_integrator = c->choice_or("fracture_integrator", s.implicit.fracture_integrator,
+                                                  {"implicit", "explicit"}, "fracture_integrator");
+    if (s.implicit.fracture_integrator == "explicit" && s.implicit.form == "midpoint")
+      c->fail_at("fracture_integrator", "\"explicit\" needs the backward_euler or bdf2 form (the midpoint form's "
+                                        "predictor needs the gradient at the last step's midpoint, which an explicit "
+                                        "interval does not have)");
+    s.implicit.explicit_window =
+        static_cast<int>(c->integer_or("explicit_window", s.implicit.explicit_window, Range::closed(0, 1000000)));
     s.implicit.reuse_preconditioner = c->boolean_or("reuse_preconditioner", s.implicit.reuse_preconditioner);
     s.implicit.hessian_lag_contraction =
         c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));

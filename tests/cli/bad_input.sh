@@ -36,6 +36,8 @@ check_bad "${base/\"type\":\"box\"/\"type\":\"cone\"}" "/bodies/0/shape/type"
 check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.2,-0.2,0.2]}" "/bodies/0/shape"
 check_bad "${base/\"output\":\{\"frame_interval\":0.001\}/\"output\":{}}" "/output: missing required key 'frame_interval'"
 check_bad "{\"method\": \"bdem\", " "invalid JSON"
+check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"form\":\"midpoint\",\"fracture_integrator\":\"explicit\"\}}" \
+  "/implicit/fracture_integrator: \"explicit\" needs the backward_euler or bdf2 form"
 check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"hessian_lag_contraction\":1.5\}}" \
   "/implicit/hessian_lag_contraction: must be in [0, 1), got 1.5"
 # A shape too small to hold one particle is reported with its JSON path too.

@@ -350,6 +350,50 @@ TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
   EXPECT_LE(max_rel_diff(positions(MPI_COMM_SELF, serial), positions(MPI_COMM_WORLD, world)), 1e-8);
 }
 
+// implicit.fracture_integrator "explicit": an interval whose minimisation would break bonds is undone and taken with
+// the explicit integrator's steps, as are the explicit_window intervals after one that broke bonds. The weak pulled
+// block breaks in its first interval: that interval is the explicit run's first N steps to the bit (the same
+// state, forces and time), and with a long window every later interval is explicit too. Every rank count breaks
+// the serial run's bonds; without a window the run goes back to minimising once the block has parted.
+TEST(ImplicitBdem, ExplicitFractureTakesTheExplicitRunsSteps) {
+  Scene hybrid = pulled_block_scene("bdf2");
+  hybrid.implicit.fracture_integrator = "explicit";
+  hybrid.implicit.explicit_window = 1000;
+  const double h = bdem::model_from_scene(hybrid).time_step;
+  const auto n = static_cast<int>(std::ceil(h / (hybrid.time.step_factor * bdem::critical_step(hybrid)) * (1 - 1e-12)));
+  Scene expl = hybrid, closing = hybrid;
+  expl.integrator = "explicit";
+  expl.time.step = h / n;
+  closing.implicit.explicit_window = 0;
+  ImplicitBdem world(hybrid, MPI_COMM_WORLD, bdem::model_from_scene(hybrid));
+  ImplicitBdem serial(hybrid, MPI_COMM_SELF, bdem::model_from_scene(hybrid));
+  ImplicitBdem closed(closing, MPI_COMM_WORLD, bdem::model_from_scene(closing));
+  bdem::ExplicitBdem reference(expl, MPI_COMM_WORLD, bdem::model_from_scene(expl));
+  world.advance();
+  for (int s = 0; s < n; ++s) reference.advance();
+  ASSERT_GT(broken_bonds(MPI_COMM_WORLD, reference).size(), 0u);
+  EXPECT_EQ(broken_bonds(MPI_COMM_WORLD, world), broken_bonds(MPI_COMM_WORLD, reference));
+  EXPECT_EQ(positions(MPI_COMM_WORLD, world), positions(MPI_COMM_WORLD, reference));
+  EXPECT_EQ(velocities(MPI_COMM_WORLD, world), velocities(MPI_COMM_WORLD, reference));
+  for (int s = 1; s < 4; ++s) world.advance();
+  for (int s = 0; s < 4; ++s) {
+    serial.advance();
+    closed.advance();
+  }
+  EXPECT_EQ(world.counters().at("explicit_intervals"), 4);
+  EXPECT_EQ(world.counters().at("explicit_steps"), 4 * n);
+  EXPECT_EQ(broken_bonds(MPI_COMM_WORLD, world), broken_bonds(MPI_COMM_SELF, serial));
+  EXPECT_LE(max_rel_diff(positions(MPI_COMM_SELF, serial), positions(MPI_COMM_WORLD, world)), 1e-8);
+  const std::size_t closed_broken = broken_bonds(MPI_COMM_WORLD, closed).size();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)  // 100 steps; 1 of 4 intervals, 32 bonds
+    std::printf("%d explicit steps per interval; without a window %g of 4 intervals explicit, %zu bonds broken\n", n,
+                closed.counters().at("explicit_intervals"), closed_broken);
+  EXPECT_GE(closed.counters().at("explicit_intervals"), 1);
+  EXPECT_LT(closed.counters().at("explicit_intervals"), 4);
+}
+
 // The same cantilever with an algebraic multigrid (scene petsc_options, rigid-body near-nullspace) and with
 // the preconditioner rebuilt every Newton iteration, and with D-ILU blocks: all solve to the Newton tolerance, so
 // they agree with the default (block Jacobi, lagged within a step) to well below the sag. The multigrid needs
@@ -407,6 +451,14 @@ void expect_restart_continues_the_run(const Scene& scene, int half = 6) {
 }
 
 TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(block_scene(kCantilever)); }
+
+// A checkpoint inside an explicit window continues it: the restart takes the same explicit intervals.
+TEST(ImplicitBdem, ExplicitFractureRestartContinuesTheRun) {
+  Scene scene = pulled_block_scene("bdf2");
+  scene.implicit.fracture_integrator = "explicit";
+  scene.implicit.explicit_window = 2;
+  expect_restart_continues_the_run(scene, 2);
+}
 
 // Three loose spheres resting on the cantilever: the matrix carried into the step after the checkpoint holds
 // contact blocks along normals taken at a predictor, which the checkpoint keeps (particles/newton_matrix_state),

@@ -104,6 +104,12 @@ struct ImplicitControl {
   // A converged step that leaves an intact bond above this multiple of its strength (max(σ/σ_c, τ/τ_c)) broke
   // it too late: the step is undone and taken as two half steps, within step_cuts. 0 = off (the paper's step).
   double fracture_cut_ratio = 0;
+  // "explicit": an interval whose minimisation leaves a bond over its strength is undone and taken with the explicit
+  // integrator's steps (time.step_factor x the critical step), which break bonds as the explicit method does, and so
+  // are the explicit_window intervals after each one in which bonds broke: the stress waves a break sends out are
+  // followed, not damped. "implicit": the paper's check at each step's end. (Not with the midpoint form.)
+  std::string fracture_integrator = "implicit";
+  int explicit_window = 0;
   // Keep the Newton matrix's preconditioner through the Newton iterations of a step (rebuilt when CG
   // slows down); false rebuilds it every iteration.
   bool reuse_preconditioner = true;

@@ -50,13 +50,20 @@ physics::BondRest unpack_rest(const double* c) {
   return r;
 }
 
-// The step schedule's fields by their attribute names (of a const schedule or not).
+// The step schedule's fields by their attribute names, with the largest value a run writes (of a const schedule or
+// not).
 template <class Schedule>
 auto schedule_attributes(Schedule& s) {
   using Int = std::conditional_t<std::is_const_v<Schedule>, const int, int>;
-  return std::array<std::pair<const char*, Int*>, 3>{{{"fracture_depth", &s.fracture_depth},
-                                                      {"block_jacobi_backoff", &s.block_jacobi_backoff},
-                                                      {"block_jacobi_steps", &s.block_jacobi_steps}}};
+  struct Field {
+    const char* name;
+    Int* value;
+    int largest;
+  };
+  return std::array<Field, 4>{{{"fracture_depth", &s.fracture_depth, 20},
+                               {"block_jacobi_backoff", &s.block_jacobi_backoff, 20},
+                               {"block_jacobi_steps", &s.block_jacobi_steps, 20},
+                               {"explicit_intervals", &s.explicit_intervals, 1000000}}};
 }
 
 template <int N, class V>
@@ -90,7 +97,7 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
   io::write_attribute(root, "step", std::int64_t{step});
   io::write_attribute(root, "time", static_cast<double>(step) * dt);
   io::write_attribute(root, "time_step", dt);
-  for (const auto& [name, value] : schedule_attributes(schedule))
+  for (const auto& [name, value, largest] : schedule_attributes(schedule))
     if (*value > 0) io::write_attribute(root, name, std::int64_t{*value});
   io::write_attribute(root, "ranks_written", std::int64_t{size});
   io::write_attribute(root, "particles", n_global);
@@ -168,11 +175,12 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
   g.from_checkpoint = true;
   g.step = static_cast<long>(io::read_attribute_int(root, "step"));
   g.time_step = io::read_attribute_double(root, "time_step");
-  for (const auto& [name, value] : schedule_attributes(g.schedule)) {
+  for (const auto& [name, value, largest] : schedule_attributes(g.schedule)) {
     if (!io::has_attribute(root, name)) continue;
     const auto read = io::read_attribute_int(root, name);
-    if (read < 0 || read > 20)
-      throw InputError(path + ": attribute \"" + name + "\" must be in [0, 20], got " + std::to_string(read));
+    if (read < 0 || read > largest)
+      throw InputError(path + ": attribute \"" + name + "\" must be in [0, " + std::to_string(largest) + "], got " +
+                       std::to_string(read));
     *value = static_cast<int>(read);
   }
   // Files written before "form" existed leave it empty: unknown (their "integrator" was the scene's).

@@ -137,7 +137,7 @@ ScenePetscOptions::~ScenePetscOptions() {
 }
 
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
-    : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6) {
+    : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6), verlet_(scene_, d_, timers_) {
   h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
   warn_unused_restitution(scene);
@@ -1089,7 +1089,13 @@ void ImplicitBdem::advance() {
     ++block_jacobi_steps_;
   }
   factor_tried_ = factor_shifted_ = false;
-  solve_interval(time(), dt_, scene_.implicit.step_cuts, start);
+  if (scene_.implicit.fracture_integrator == "explicit" && schedule_.explicit_intervals > 0) {
+    --schedule_.explicit_intervals;  // (explicit_interval opens the window again if bonds break)
+    keep_interval_start();
+    explicit_interval(time(), dt_);
+  } else {
+    solve_interval(time(), dt_, scene_.implicit.step_cuts, start);
+  }
   schedule_.fracture_depth = std::max(deepest_fracture_cut_, start - 1);
   // A shifted IC(0) is dropped for the fallback at once (minimise), and where it shifts at one step it
   // mostly shifts at the next: the late steps of the paper-size chocolate each factored it, shifted, solved once
@@ -1121,7 +1127,9 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
     vgrad_y = vgrad_y_;
   }
   h_ = inertia_step(h);
-  if (scene_.implicit.form == "bdf2") {  // the step's start velocities, the next step's v_{n−1}
+  // The step's start velocities: BDF2's next v_{n−1}, and what an explicit interval starts from.
+  const bool explicit_fracture = scene_.implicit.fracture_integrator == "explicit";
+  if (scene_.implicit.form == "bdf2" || explicit_fracture) {
     v_n_.assign(d_.v.begin(), d_.v.begin() + static_cast<std::ptrdiff_t>(n));
     w_n_.assign(d_.w.begin(), d_.w.begin() + static_cast<std::ptrdiff_t>(n));
   }
@@ -1139,6 +1147,9 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
   };
   if (!minimise()) {
     if (cuts_left > 0) return cut(step_cuts_);
+    // Explicit steps take what the halvings could not (fragments rattling in contact after a break) instead of
+    // keeping an unconverged state.
+    if (explicit_fracture) return explicit_interval(t, h);
     ++unconverged_steps_;
   }
   // A bond far over its strength at the end of the step crossed it well inside the step: in an impact the
@@ -1148,6 +1159,7 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
     deepest_fracture_cut_ = std::max(deepest_fracture_cut_, scene_.implicit.step_cuts - cuts_left + 1);
     return cut(fracture_cuts_);
   }
+  if (explicit_fracture && largest_stress_ratio() > 1) return explicit_interval(t, h);
   break_in_rounds();
 
   {
@@ -1316,6 +1328,8 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"step_cuts", static_cast<double>(step_cuts_)},
           {"fracture_cuts", static_cast<double>(fracture_cuts_)},
           {"fracture_rounds", static_cast<double>(fracture_rounds_)},
+          {"explicit_intervals", static_cast<double>(explicit_intervals_)},
+          {"explicit_steps", static_cast<double>(explicit_steps_)},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

@@ -1,11 +1,14 @@
 // Fracture of the implicit bonded DEM (notes 2.6): a bond breaks when the forces and moments rebuilt from its
 // potentials at a step's end put it over its strength, max(σ/σ_c, τ/τ_c) > 1, checked once per step as the paper
 // does (solve_interval). implicit.fracture_rounds breaks a step's bonds in rounds instead, and
-// implicit.fracture_cut_ratio halves a step that leaves a bond far over its strength (solve_interval); the
-// measurements of both are in docs/implicit_bdem.md.
+// implicit.fracture_cut_ratio halves a step that leaves a bond far over its strength (solve_interval);
+// implicit.fracture_integrator "explicit" takes the intervals in which bonds break with explicit steps. The
+// measurements of each are in docs/implicit_bdem.md.
 #include <algorithm>
+#include <cmath>
 
 #include "percussion/methods/bdem/implicit_bdem.hpp"
+#include "percussion/methods/bdem/model.hpp"
 #include "percussion/physics/bond_forces.hpp"
 
 namespace percussion::bdem {
@@ -53,6 +56,43 @@ void ImplicitBdem::break_in_rounds() {
     break_bonds(std::max(1.0, kFractureBand * worst));
     if (!minimise()) ++unconverged_steps_;  // not cut: the bonds already broken would have to be mended
   }
+}
+
+void ImplicitBdem::keep_interval_start() {
+  const auto n = static_cast<std::ptrdiff_t>(d_.n_owned);
+  p_n_.assign(d_.x.begin(), d_.x.begin() + n);
+  q_n_.assign(d_.q.begin(), d_.q.begin() + n);
+  v_n_.assign(d_.v.begin(), d_.v.begin() + n);
+  w_n_.assign(d_.w.begin(), d_.w.begin() + n);
+}
+
+void ImplicitBdem::explicit_interval(double t, double h) {
+  // Why: a break releases its bond's energy as a stress wave of the critical step's period, which a step of 20-100
+  // of them damps away (backward Euler, BDF2) before it can break the next bonds, so the implicit pieces differ
+  // from the explicit ones where waves break the bonds (docs/implicit_bdem.md). An undone try leaves the
+  // predictor's positions and pairs: back to the interval's start, rebuilt if the try moved far.
+  const std::size_t n = d_.n_owned;
+  std::copy_n(p_n_.begin(), n, d_.x.begin());
+  std::copy_n(q_n_.begin(), n, d_.q.begin());
+  std::copy_n(v_n_.begin(), n, d_.v.begin());
+  std::copy_n(w_n_.begin(), n, d_.w.begin());
+  if (d_.needs_rebuild(step_ + 1)) d_.rebuild();
+  else d_.refresh_ghosts();
+  // The explicit run's step, or the nearest one that divides the interval.
+  const double limit = scene_.time.step_factor * critical_step(scene_);
+  const long steps = std::max(1L, static_cast<long>(std::ceil(h / limit * (1 - 1e-12))));
+  const double dt = h / static_cast<double>(steps);
+  const long breaks_before = verlet_.breaks;
+  verlet_.compute_forces();
+  for (long s = 0; s < steps; ++s) verlet_.advance(t + static_cast<double>(s) * dt, dt, step_ + 1);
+  d_.refresh_ghosts();  // the last half kick's velocities
+  long broke = verlet_.breaks - breaks_before;
+  breaks_ += broke;
+  MPI_Allreduce(MPI_IN_PLACE, &broke, 1, MPI_LONG, MPI_SUM, d_.comm);
+  if (broke > 0) schedule_.explicit_intervals = scene_.implicit.explicit_window;
+  if (scene_.implicit.form == "bdf2") keep_bdf2_history(h);  // x_{n-1} = the interval's start, as after a minimisation
+  ++explicit_intervals_;
+  explicit_steps_ += steps;
 }
 
 }  // namespace percussion::bdem

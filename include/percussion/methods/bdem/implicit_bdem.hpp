@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "percussion/methods/bdem/bdem_method.hpp"
+#include "percussion/methods/bdem/verlet_step.hpp"
 #include "percussion/solvers/block_system.hpp"
 
 namespace percussion::bdem {
@@ -109,6 +110,11 @@ class ImplicitBdem final : public BdemMethod {
   double largest_stress_ratio();          // collective, over intact bonds
   void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
   void break_in_rounds();                 // collective: implicit.fracture_rounds after a step's minimisation
+  // implicit.fracture_integrator "explicit". keep_interval_start: x_n, q_n, v_n, ω_n from the state (owned).
+  // explicit_interval: collective; from time t by h with the explicit integrator's steps, from the state at x_n,
+  // q_n, v_n, ω_n (what an undone try is reset to); opens the explicit window when bonds broke.
+  void keep_interval_start();
+  void explicit_interval(double t, double h);
   bool matrix_carries(double h) const;  // collective: the assembled Newton matrix may serve a step of length h
   // A carried matrix's contacts are refreshed at the next step's start (which lets a refreshed one carry): with
   // contact refreshes on and a preconditioner that follows the matrix alone.
@@ -174,6 +180,8 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
+  VerletStep verlet_;         // implicit.fracture_integrator "explicit": the explicit steps
+  long explicit_intervals_ = 0, explicit_steps_ = 0;
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
   // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it

@@ -18,6 +18,7 @@ struct StepSchedule {
   int fracture_depth = 0;        // halvings the next step starts at (implicit.fracture_cut_ratio)
   int block_jacobi_backoff = 0;  // steps the last shifted IC(0) sent to point-block Jacobi (ImplicitBdem::advance)
   int block_jacobi_steps = 0;    // of those, the steps still to start on point-block Jacobi
+  int explicit_intervals = 0;    // steps still to take with explicit steps (implicit.explicit_window)
 };
 
 struct GlobalModel {

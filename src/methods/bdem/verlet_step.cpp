@@ -1,0 +1,106 @@
+#include "percussion/methods/bdem/verlet_step.hpp"
+
+#include <algorithm>
+
+#include "percussion/geometry/obstacle.hpp"
+#include "percussion/methods/bdem/boundary_motion.hpp"
+#include "percussion/physics/bond_forces.hpp"
+#include "percussion/physics/quaternion.hpp"
+
+namespace percussion::bdem {
+
+void VerletStep::compute_forces() {
+  {
+    ScopedPhase timer(timers_, Phase::Pairs);
+    interaction_energy = 0;
+    contacts = 0;
+    const bool tensile_only = scene_.bonds.tensile_only;
+    std::vector<double>& c = d_.pair_contributions();
+    auto store = [&c](std::size_t k, const Eigen::Vector3d& fa, const Eigen::Vector3d& ta, const Eigen::Vector3d& fb,
+                      const Eigen::Vector3d& tb) {
+      double* o = &c[12 * k];
+      for (int e = 0; e < 3; ++e) {
+        o[e] = fa[e];
+        o[3 + e] = ta[e];
+        o[6 + e] = fb[e];
+        o[9 + e] = tb[e];
+      }
+    };
+    const auto& x = d_.x;
+    const auto& q = d_.q;
+    for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
+      Pair& p = d_.pairs[k];
+      if (p.bond >= 0) {
+        Bond& bond = d_.bonds[p.bond];
+        const physics::BondForces bf = physics::bond_forces(x[p.a], q[p.a], x[p.b], q[p.b], bond.rest, tensile_only);
+        if (!physics::bond_breaks(bf.sigma, bf.tau, bond.sigma_c, bond.tau_c)) {
+          store(k, bf.fi, bf.ti, bf.fj, bf.tj);
+          interaction_energy += bf.energy;
+          continue;
+        }
+        // Broken at this state: the pair falls through to contact, here and in every later evaluation, so
+        // the forces stored in a checkpoint are those of the bond state stored with them.
+        bond.intact = false;
+        p.bond = -1;
+        ++breaks;
+      }
+      const physics::ContactForce cf = physics::sphere_sphere(
+          x[p.a], d_.v[p.a], d_.w[p.a], d_.radius[p.a], d_.mass[p.a], x[p.b], d_.v[p.b], d_.w[p.b], d_.radius[p.b],
+          d_.mass[p.b], d_.pair_law(d_.material[p.a], d_.material[p.b]));
+      if (cf.active) {
+        store(k, cf.fi, cf.ti, cf.fj, cf.tj);
+        interaction_energy += cf.energy;
+        ++contacts;
+      } else {
+        std::fill_n(&c[12 * k], 12, 0.0);
+      }
+    }
+  }
+  d_.sum_pairs(force, torque);
+  // Per-particle terms after the pair sums, always in the same order.
+  ScopedPhase timer(timers_, Phase::Pairs);
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    for (std::size_t o = 0; o < scene_.obstacles.size(); ++o) {
+      const physics::ContactLaw& law = d_.obstacle_law(o, d_.material[i]);
+      geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
+        const physics::ContactForce cf =
+            physics::sphere_plane(d_.x[i], d_.v[i], d_.w[i], d_.radius[i], d_.mass[i], point, normal, law);
+        if (!cf.active) return;
+        force[i] += cf.fi;
+        torque[i] += cf.ti;
+        interaction_energy += cf.energy;
+        ++contacts;
+      });
+    }
+    force[i] += d_.mass[i] * scene_.gravity;
+  }
+}
+
+void VerletStep::advance(double t, double h, long step) {
+  auto half_kick = [&](std::size_t i) {
+    const double inv_m = 1.0 / d_.mass[i];
+    const double inv_i = 1.0 / (0.4 * d_.mass[i] * d_.radius[i] * d_.radius[i]);
+    d_.v[i] += (0.5 * h * inv_m) * force[i];
+    d_.w[i] += (0.5 * h * inv_i) * torque[i];
+  };
+  {
+    ScopedPhase timer(timers_, Phase::Integrate);
+    for (std::size_t i = 0; i < d_.n_owned; ++i) {
+      if (d_.constraint[i] >= 0) {  // driven or clamped: prescribed rigid motion
+        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], t, h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
+        continue;
+      }
+      half_kick(i);
+      d_.x[i] += h * d_.v[i];
+      d_.q[i] = quat::advance_world(d_.q[i], d_.w[i], h);
+    }
+  }
+  if (d_.needs_rebuild(step)) d_.rebuild();
+  else d_.refresh_ghosts();
+  compute_forces();
+  ScopedPhase timer(timers_, Phase::Integrate);
+  for (std::size_t i = 0; i < d_.n_owned; ++i)
+    if (d_.constraint[i] < 0) half_kick(i);
+}
+
+}  // namespace percussion::bdem
