@@ -113,7 +113,7 @@ int run(const RunArgs& args, int argc, char** argv) {
   check_output_dir(args, comm);
   std::unique_ptr<Method> method = create_method(scene, comm, restart_file);
   const double dt = method->time_step();
-  const long end_step = static_cast<long>(std::ceil(scene.time.end / dt - 1e-9));
+  const long end_step = method->step_at(scene.time.end);
   const long stop_step = args.steps ? std::min(*args.steps, end_step) : end_step;
   const long frame_steps = std::max(1L, std::lround(scene.output.frame_interval / dt));
   const long start_step = method->step();
@@ -174,7 +174,7 @@ int run(const RunArgs& args, int argc, char** argv) {
     while (method->step() < stop_step) {
       method->advance();
       const long s = method->step();
-      if (s % frame_steps == 0) write_frame();
+      if ((s - method->step_origin()) % frame_steps == 0) write_frame();
       // Collective decisions: a signal seen by any rank, or rank 0's wall clock, stops or checkpoints everyone.
       int local[2] = {g_signal != 0 ? 1 : 0, 0};
       if (rank == 0 && scene.checkpoint.every_minutes > 0 &&

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "percussion/core/error.hpp"
+#include "percussion/core/log.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
@@ -12,17 +13,38 @@ namespace percussion {
 
 std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const std::string& restart_file) {
   if (scene.method != "bdem") throw InputError(scene.path + ": /method: unknown method '" + scene.method + "'");
-  const bdem::GlobalModel model =
+  bdem::GlobalModel model =
       restart_file.empty() ? bdem::model_from_scene(scene) : bdem::model_from_checkpoint(restart_file, comm);
-  // A restart continues at the checkpoint's step (time = step x step length). An implicit run's step is 10-1000
-  // critical steps: an explicit run would blow up at once, so it is refused before anything is written.
+  // A restart continues at the checkpoint's step length, except where the other integrator wrote it: an implicit
+  // run's step is 10-1000 critical steps, at which an explicit run would blow up at once, and an explicit run's
+  // would make an implicit one crawl. The run then takes its own step from the checkpoint's time on.
+  if (!restart_file.empty() && !model.written_by_integrator.empty() &&
+      model.written_by_integrator != scene.integrator) {
+    const double own = bdem::scene_time_step(scene);
+    if (own != model.time_step) {
+      const bdem::StepClock written = model.clock();
+      model.origin_time = written.time(model.step);
+      model.origin_step = model.step;
+      model.time_step = own;
+      std::ostringstream text;
+      text << std::setprecision(6) << restart_file << ": written by the " << model.written_by_integrator
+           << " integrator at a step of " << written.time_step << " s; continuing from t = " << model.origin_time
+           << " s (step " << model.step << ") with the " << scene.integrator << " step of " << own << " s";
+      log::info(text.str());
+    }
+  }
+  // (A file that does not say which integrator wrote it is continued at its step, which an explicit run refuses
+  // above its critical step.)
   if (!restart_file.empty() && scene.integrator == "explicit") {
     const double limit = bdem::critical_step(scene);
     if (model.time_step > limit) {
       std::ostringstream text;
-      text << std::setprecision(4) << restart_file << ": time_step " << model.time_step << " s (written by the "
-           << model.written_by_integrator << " integrator) is above the critical step " << limit << " s of "
-           << scene.path << "; an explicit run continues a checkpoint at its time step, so it cannot continue this one";
+      const std::string writer = model.written_by_integrator.empty()
+                                     ? "a file that does not name its integrator"
+                                     : "written by the " + model.written_by_integrator + " integrator";
+      text << std::setprecision(4) << restart_file << ": time_step " << model.time_step << " s (" << writer
+           << ") is above the critical step " << limit << " s of " << scene.path
+           << "; an explicit run continues such a checkpoint at its time step, so it cannot continue this one";
       throw InputError(text.str());
     }
   }

@@ -74,13 +74,6 @@ expect_output "$good"
 expect_exit 2 "$PERCUSSION" run "$good" --restart "$SCRATCH/nothing-here" --out "$SCRATCH/out"
 expect_output "no checkpoint found"
 
-# An explicit run cannot continue an implicit run's checkpoint: it would take the implicit step, far beyond stability.
-imp=$(scene "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\"}")
-expect_exit 0 "$PERCUSSION" run "$imp" --out "$SCRATCH/implicit" --overwrite --steps 2
-expect_exit 2 "$PERCUSSION" run "$(scene "$base")" --restart "$SCRATCH/implicit" --out "$SCRATCH/implicit"
-expect_output "(written by the implicit integrator) is above the critical step"
-expect_output "ckpt_0000000002.h5: time_step"
-
 # An existing output directory is kept unless --overwrite.
 mkdir -p "$SCRATCH/existing" && echo keep > "$SCRATCH/existing/notes.txt"
 expect_exit 2 "$PERCUSSION" run "$(scene "$base")" --out "$SCRATCH/existing"

@@ -42,4 +42,19 @@ frames_half=$(grep -m1 -i "frames" <<<"$OUT")
 expect_exit 0 "$PERCUSSION" info "$SCRATCH/full2/trajectory.h5"
 frames_full=$(grep -m1 -i "frames" <<<"$OUT")
 [ "$frames_half" = "$frames_full" ] || fail "frames differ: '$frames_half' vs '$frames_full'"
-echo "restart: bit-identical on 2 ranks, equal on 3 and from 1 to 2; 1/2/3 ranks agree; so does an implicit BDF2 run"
+
+# An explicit run continues an implicit run's checkpoint at its own step (at the implicit step it would blow up at
+# once), from the checkpoint's time to the scene's end: 2 implicit steps of 20 T, then 107 of 0.2 T to 0.01 s.
+small='{"method":"bdem","materials":[{"name":"m","density":1000,"youngs_modulus":1e7,"tensile_strength":3e4}],
+"bodies":[{"material":"m","particle_radius":0.02,"shape":{"type":"box","min":[0,0,0],"max":[0.2,0.2,0.2]}}],
+"time":{"end":0.01},"output":{"frame_interval":0.001}}'
+echo "$small" > "$SCRATCH/explicit.json"
+echo "${small/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\"}" > "$SCRATCH/implicit.json"
+imp="$SCRATCH/implicit.json"
+expect_exit 0 "$PERCUSSION" run "$imp" --out "$SCRATCH/implicit" --overwrite --steps 2
+expect_exit 0 "$PERCUSSION" run "$SCRATCH/explicit.json" --restart "$SCRATCH/implicit" --out "$SCRATCH/implicit"
+expect_output "ckpt_0000000002.h5: written by the implicit integrator at a step of"
+expect_output "steps 2 -> 109 (end 109)"
+expect_output "stopped at step 109, t = 0.0100266 s (end time)"
+
+echo "restart: bit-identical on 2 ranks, equal on 3 and from 1 to 2; 1/2/3 ranks agree; so does an implicit BDF2 run; an explicit run continues an implicit checkpoint at its own step"

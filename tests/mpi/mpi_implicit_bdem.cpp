@@ -17,6 +17,7 @@
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
+#include "percussion/methods/method.hpp"
 #include "percussion/physics/manifold_bond.hpp"
 #include "percussion/physics/quaternion.hpp"
 #include "../support/bdem_test_support.hpp"
@@ -451,6 +452,67 @@ void expect_restart_continues_the_run(const Scene& scene, int half = 6) {
 }
 
 TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(block_scene(kCantilever)); }
+
+// A checkpoint continued by the other integrator: the run takes its own step from the checkpoint's time on (an
+// explicit run at the implicit step would blow up at once). The pulled end follows its prescribed motion through
+// both switches (with the time counted from step 0 at the new step, it would jump back to near its start), a
+// restart of the continuation continues it bit for bit, and the way back to the implicit step keeps the time too.
+TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string dir = shared_temp_dir(), implicit_path = dir + "/implicit.h5", explicit_path = dir + "/explicit.h5";
+  ASSERT_FALSE(dir.empty());
+  Scene scene = pulled_block_scene("bdf2");
+  for (auto& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
+  Scene explicit_scene = scene;
+  explicit_scene.integrator = "explicit";
+  const bdem::GlobalModel start = bdem::model_from_scene(scene);
+  // The pulled end (boundary condition 1) at time t: where it started, moved by 0.5 m/s in x.
+  auto expect_pulled_end_at = [&](const Method& m) {
+    const auto& b = dynamic_cast<const bdem::BdemMethod&>(m);
+    const std::vector<double> x = positions(MPI_COMM_WORLD, b);
+    long pulled = 0;
+    for (std::size_t i = 0; i < start.x.size(); ++i) {
+      if (start.constraint[i] != 1) continue;
+      ++pulled;
+      EXPECT_NEAR(x[3 * i], start.x[i].x() + 0.5 * m.time(), 1e-12) << "particle " << i << " at t = " << m.time();
+    }
+    EXPECT_GT(pulled, 0);
+  };
+
+  ImplicitBdem implicit_run(scene, MPI_COMM_WORLD, start);
+  for (int s = 0; s < 3; ++s) implicit_run.advance();
+  implicit_run.write_checkpoint(implicit_path);
+  const double t_switch = implicit_run.time(), h_explicit = bdem::scene_time_step(explicit_scene);
+  ASSERT_LT(h_explicit * 50, implicit_run.time_step());
+
+  std::unique_ptr<Method> continued = create_method(explicit_scene, MPI_COMM_WORLD, implicit_path);
+  EXPECT_EQ(continued->step(), 3);
+  EXPECT_EQ(continued->time(), t_switch);
+  EXPECT_EQ(continued->time_step(), h_explicit);
+  EXPECT_EQ(continued->step_at(t_switch + 100.5 * h_explicit), 3 + 101);
+  for (int s = 0; s < 60; ++s) continued->advance();
+  EXPECT_NEAR(continued->time(), t_switch + 60 * h_explicit, 1e-15);
+  expect_pulled_end_at(*continued);
+  EXPECT_LT(continued->observables().kinetic, 1.0);  // it did not blow up
+  continued->write_checkpoint(explicit_path);
+  for (int s = 0; s < 60; ++s) continued->advance();
+
+  std::unique_ptr<Method> restarted = create_method(explicit_scene, MPI_COMM_WORLD, explicit_path);
+  EXPECT_EQ(restarted->time(), t_switch + 60 * h_explicit);
+  for (int s = 0; s < 60; ++s) restarted->advance();
+  EXPECT_EQ(restarted->time(), continued->time());
+  EXPECT_EQ(positions(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*restarted)),
+            positions(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*continued)));
+
+  std::unique_ptr<Method> back = create_method(scene, MPI_COMM_WORLD, explicit_path);
+  EXPECT_EQ(back->time(), t_switch + 60 * h_explicit);
+  EXPECT_EQ(back->time_step(), implicit_run.time_step());
+  for (int s = 0; s < 2; ++s) back->advance();
+  expect_pulled_end_at(*back);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
 
 // A checkpoint inside an explicit window continues it: the restart takes the same explicit intervals.
 TEST(ImplicitBdem, ExplicitFractureRestartContinuesTheRun) {

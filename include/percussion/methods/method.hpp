@@ -23,6 +23,10 @@ class Method {
   virtual long step() const = 0;
   virtual double time() const = 0;
   virtual double time_step() const = 0;
+  // The first step at or after time t, and the step the run's time origin is at (frames fall every frame interval
+  // from it): 0 unless the run continues a checkpoint at another step length.
+  virtual long step_at(double t) const = 0;
+  virtual long step_origin() const { return 0; }
   virtual std::int64_t global_particles() const = 0;
   virtual std::int64_t global_bonds() const = 0;
   virtual std::int64_t local_particles() const = 0;

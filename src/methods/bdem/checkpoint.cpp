@@ -76,7 +76,7 @@ std::vector<V> unflat(const std::vector<double>& d) {
 
 }  // namespace
 
-void Domain::write_checkpoint(const std::string& path, long step, double dt, std::span<const Eigen::Vector3d> force,
+void Domain::write_checkpoint(const std::string& path, long step, const StepClock& clock, std::span<const Eigen::Vector3d> force,
                               std::span<const Eigen::Vector3d> torque, const std::string& integrator,
                               const std::string& form, std::span<const double> newton_state,
                               int newton_width, std::span<const double> bdf2_history,
@@ -95,8 +95,12 @@ void Domain::write_checkpoint(const std::string& path, long step, double dt, std
   io::write_attribute(root, "form", form);
   io::write_attribute(root, "format_version", std::int64_t{1});
   io::write_attribute(root, "step", std::int64_t{step});
-  io::write_attribute(root, "time", static_cast<double>(step) * dt);
-  io::write_attribute(root, "time_step", dt);
+  io::write_attribute(root, "time", clock.time(step));
+  io::write_attribute(root, "time_step", clock.time_step);
+  if (clock.origin_step != 0 || clock.origin_time != 0) {
+    io::write_attribute(root, "origin_time", clock.origin_time);
+    io::write_attribute(root, "origin_step", std::int64_t{clock.origin_step});
+  }
   for (const auto& [name, value, largest] : schedule_attributes(schedule))
     if (*value > 0) io::write_attribute(root, name, std::int64_t{*value});
   io::write_attribute(root, "ranks_written", std::int64_t{size});
@@ -175,6 +179,10 @@ GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm) {
   g.from_checkpoint = true;
   g.step = static_cast<long>(io::read_attribute_int(root, "step"));
   g.time_step = io::read_attribute_double(root, "time_step");
+  if (io::has_attribute(root, "origin_step")) {
+    g.origin_time = io::read_attribute_double(root, "origin_time");
+    g.origin_step = static_cast<long>(io::read_attribute_int(root, "origin_step"));
+  }
   for (const auto& [name, value, largest] : schedule_attributes(g.schedule)) {
     if (!io::has_attribute(root, name)) continue;
     const auto read = io::read_attribute_int(root, name);

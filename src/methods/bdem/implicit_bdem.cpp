@@ -1296,7 +1296,7 @@ void ImplicitBdem::write_checkpoint(const std::string& path) {
   // (The next step's first try is a whole step, or the halving its fracture cuts start at: first_try_step.)
   // BDF2 adds its x_{n−1}; the midpoint form the length of the step its ∇V is from; fracture cuts their depth.
   const bool carries = matrix_carries(inertia_step(first_try_step()));
-  d_.write_checkpoint(path, step_, dt_, vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
+  d_.write_checkpoint(path, step_, clock(), vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
                       carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
                       carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, schedule_);
 }

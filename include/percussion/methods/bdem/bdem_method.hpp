@@ -15,11 +15,14 @@ namespace percussion::bdem {
 class BdemMethod : public Method {
  public:
   BdemMethod(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
-      : scene_(scene), d_(scene_, comm, model, timers_), dt_(model.time_step), step_(model.step) {}
+      : scene_(scene), d_(scene_, comm, model, timers_), dt_(model.time_step), step_(model.step),
+        origin_time_(model.origin_time), origin_step_(model.origin_step) {}
 
   long step() const override { return step_; }
-  double time() const override { return static_cast<double>(step_) * dt_; }
+  double time() const override { return clock().time(step_); }
   double time_step() const override { return dt_; }
+  long step_at(double t) const override { return clock().step_at(t); }
+  long step_origin() const override { return origin_step_; }
   std::int64_t global_particles() const override { return d_.n_global; }
   std::int64_t global_bonds() const override { return d_.bonds_global; }
   std::int64_t local_particles() const override { return static_cast<std::int64_t>(d_.n_owned); }
@@ -42,6 +45,9 @@ class BdemMethod : public Method {
   Domain d_;
   double dt_ = 0;
   long step_ = 0;
+  double origin_time_ = 0;  // see StepClock
+  long origin_step_ = 0;
+  StepClock clock() const { return {dt_, origin_time_, origin_step_}; }
 };
 
 }  // namespace percussion::bdem

@@ -15,7 +15,7 @@ class ExplicitBdem final : public BdemMethod {
   void advance() override;
   Observables observables() override { return d_.observables(verlet_.interaction_energy, verlet_.contacts); }
   void write_checkpoint(const std::string& path) override {
-    d_.write_checkpoint(path, step_, dt_, verlet_.force, verlet_.torque, "explicit", "velocity_verlet");
+    d_.write_checkpoint(path, step_, clock(), verlet_.force, verlet_.torque, "explicit", "velocity_verlet");
   }
 
  private:

@@ -3,6 +3,7 @@
 // Every rank builds the same GlobalModel (generators and METIS are deterministic), keeps its part, drops the rest.
 #include <Eigen/Core>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,20 @@ struct StepSchedule {
   int block_jacobi_backoff = 0;  // steps the last shifted IC(0) sent to point-block Jacobi (ImplicitBdem::advance)
   int block_jacobi_steps = 0;    // of those, the steps still to start on point-block Jacobi
   int explicit_intervals = 0;    // steps still to take with explicit steps (implicit.explicit_window)
+};
+
+// The time at a step: origin_time + (step − origin_step) × time_step. A run from a scene, or one continuing a
+// checkpoint at that checkpoint's step length, has the origin 0, 0 (time = step × time_step, bit for bit); a run
+// continuing a checkpoint at another step length (the other integrator's) takes the checkpoint's step and time.
+struct StepClock {
+  double time_step = 0;
+  double origin_time = 0;
+  long origin_step = 0;
+  double time(long step) const { return origin_time + static_cast<double>(step - origin_step) * time_step; }
+  // The first step at or after time t.
+  long step_at(double t) const {
+    return origin_step + static_cast<long>(std::ceil((t - origin_time) / time_step - 1e-9));
+  }
 };
 
 struct GlobalModel {
@@ -39,6 +54,9 @@ struct GlobalModel {
   std::vector<Eigen::Vector3d> x_ref;
   long step = 0;
   double time_step = 0;
+  double origin_time = 0;  // StepClock's origin (checkpoint attributes "origin_time", "origin_step"; 0 if absent)
+  long origin_step = 0;
+  StepClock clock() const { return {time_step, origin_time, origin_step}; }
   bool from_checkpoint = false;
   // From a checkpoint: which integrator and form wrote it, hence what force/torque hold (explicit: forces and
   // torques; implicit midpoint: ∇V at its last midpoint; implicit backward Euler: zeros). Form "" = unknown.
