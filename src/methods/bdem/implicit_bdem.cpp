@@ -1155,11 +1155,13 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
   // A bond far over its strength at the end of the step crossed it well inside the step: in an impact the
   // step then breaks too many bonds, too late. Halving brings each break closer to its time.
   const double cut_ratio = scene_.implicit.fracture_cut_ratio;
-  if (cut_ratio > 0 && cuts_left > 0 && largest_stress_ratio() > cut_ratio) {
+  const bool may_cut = cut_ratio > 0 && cuts_left > 0;
+  const double worst = may_cut || explicit_fracture ? largest_stress_ratio() : 0;  // one pass over the bonds for both
+  if (may_cut && worst > cut_ratio) {
     deepest_fracture_cut_ = std::max(deepest_fracture_cut_, scene_.implicit.step_cuts - cuts_left + 1);
     return cut(fracture_cuts_);
   }
-  if (explicit_fracture && largest_stress_ratio() > 1) return explicit_interval(t, h);
+  if (explicit_fracture && worst > 1) return explicit_interval(t, h);
   break_in_rounds();
 
   {
