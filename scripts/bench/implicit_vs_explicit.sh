@@ -18,6 +18,8 @@
 # FRACTURE_INTEGRATOR=explicit runs them with implicit.fracture_integrator = "explicit" (an interval in which bonds
 # would break is taken with explicit steps, and the EXPLICIT_WINDOW=K intervals after one that broke bonds, K
 # the scene's implicit.explicit_window unless set).
+# FRACTURE_TRANSIENT=W runs them with implicit.fracture_transient = W (after a step's check breaks bonds, the release
+# is followed with explicit steps until no bond has broken for W critical steps; the state goes back to the step's).
 # STEP_FACTOR=F runs them with implicit.step_factor = F (steps of F critical steps T instead of the scene's; the
 # scenes with a fixed time.step refuse it). WINDOW_STEPS still counts the scene's own implicit steps, so every
 # STEP_FACTOR covers the same simulated window.
@@ -182,7 +184,8 @@ for stem in stems:
                  c.get("newton_per_step", float("nan")), c.get("krylov_per_newton", float("nan")),
                  len(broken_e), len(broken_i), overlap, self_overlap, onset_text, pov, self_pieces, pieces_e, pieces_i,
                  "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
-                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0)), int(c.get("fracture_rounds", 0))))
+                 int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0)), int(c.get("fracture_rounds", 0)),
+                 int(c.get("transient_steps", 0))))
 
 print()
 print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), "
@@ -206,13 +209,14 @@ def pct(x):
     return "-" if x != x else format(x, ".0%")
 
 for (stem, form_i, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, pov, spov, pe, pi, match,
-     unconverged, cuts, fcuts, rounds) in rows:
+     unconverged, cuts, fcuts, rounds, transient) in rows:
     print(f"{stem:<22} {form_i:>4} {n:>9} {dte:>9.3g} {dti:>9.3g} {spe:>10.3g} {spi:>10.3g} {up:>8.2f} {nps:>11.2f} "
           f"{kpn:>13.1f} {be:>8} {bi:>8} {ov:>7.0%} {pct(sov):>6} {onset:>7} {match:>5} {pov:>8.2f} "
           f"{'-' if spov != spov else format(spov, '.2f'):>6}  {'/'.join(map(str, pe))} | {'/'.join(map(str, pi))}"
           + (f"   ({cuts} step cuts)" if cuts else "")
           + (f"   ({fcuts} fracture cuts)" if fcuts else "")
           + (f"   ({rounds} fracture rounds)" if rounds else "")
+          + (f"   ({transient} transient steps)" if transient else "")
           + (f"   ({unconverged} implicit steps unconverged)" if unconverged else ""))
 
 for line in spreads:
@@ -276,7 +280,8 @@ if optimizer:  # both optimisers at the scene's step, 100 iterations per step an
 for variable, key, kind in [("FORM", "form", str), ("FRACTURE_ROUNDS", "fracture_rounds", int),
                             ("FRACTURE_CUT_RATIO", "fracture_cut_ratio", float),
                             ("FRACTURE_INTEGRATOR", "fracture_integrator", str),
-                            ("EXPLICIT_WINDOW", "explicit_window", int)]:
+                            ("EXPLICIT_WINDOW", "explicit_window", int),
+                            ("FRACTURE_TRANSIENT", "fracture_transient", float)]:
     value = os.environ.get(variable, "")
     if integrator == "implicit" and value:
         scene.setdefault("implicit", {})[key] = kind(value)

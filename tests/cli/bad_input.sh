@@ -40,6 +40,8 @@ check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit
   "/implicit/fracture_integrator: \"explicit\" needs the backward_euler or bdf2 form"
 check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"hessian_lag_contraction\":1.5\}}" \
   "/implicit/hessian_lag_contraction: must be in [0, 1), got 1.5"
+check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"fracture_transient\":-2\}}" \
+  "/implicit/fracture_transient: must be in [0, 1e+06], got -2"
 # A shape too small to hold one particle is reported with its JSON path too.
 check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.01,0.2,0.2]}" "/bodies/0/shape"
 

@@ -63,6 +63,17 @@ Scene pulled_block_scene(const std::string& form) {
                      1e4, form);
 }
 
+// The weak block pulled at 0.05 m/s, its first bonds just over strength at the end of the first step, with
+// implicit.fracture_transient 2.
+Scene transient_block_scene() {
+  Scene scene = block_scene(R"("boundary_conditions": [
+      { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
+      { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.05, 0, 0] } ])",
+                            1e4, "bdf2");
+  scene.implicit.fracture_transient = 2;
+  return scene;
+}
+
 const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
 
@@ -395,6 +406,53 @@ TEST(ImplicitBdem, ExplicitFractureTakesTheExplicitRunsSteps) {
   EXPECT_LT(closed.counters().at("explicit_intervals"), 4);
 }
 
+// implicit.fracture_transient: after a step's check breaks bonds, the release is followed with the explicit
+// integrator's steps from the step's end state until no bond has broken for the window, and the state goes back to
+// the step's end. The slowly pulled weak block (transient_block_scene): the step's state is the plain run's to the
+// bit; the bonds broken are those an explicit run continued from the plain run's checkpoint has broken after as many
+// steps; every rank count breaks the serial run's bonds.
+TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string dir = shared_temp_dir(), path = dir + "/plain.h5";
+  ASSERT_FALSE(dir.empty());
+  Scene transient = transient_block_scene();
+  Scene plain = transient, expl = transient;
+  plain.implicit.fracture_transient = 0;
+  expl.integrator = "explicit";
+  ImplicitBdem world(transient, MPI_COMM_WORLD, bdem::model_from_scene(transient));
+  ImplicitBdem serial(transient, MPI_COMM_SELF, bdem::model_from_scene(transient));
+  ImplicitBdem checked(plain, MPI_COMM_WORLD, bdem::model_from_scene(plain));
+  int first = 0;  // the step whose check breaks the first bonds
+  while (broken_bonds(MPI_COMM_WORLD, checked).empty() && first < 20) {
+    world.advance();
+    checked.advance();
+    checked.write_checkpoint(path);
+    ++first;
+  }
+  if (rank == 0) std::printf("first break in step %d\n", first);
+  const auto steps = static_cast<long>(world.counters().at("transient_steps"));
+  ASSERT_GT(steps, 0);
+  EXPECT_EQ(positions(MPI_COMM_WORLD, world), positions(MPI_COMM_WORLD, checked));
+  EXPECT_EQ(velocities(MPI_COMM_WORLD, world), velocities(MPI_COMM_WORLD, checked));
+  std::unique_ptr<Method> release = create_method(expl, MPI_COMM_WORLD, path);
+  for (long s = 0; s < steps; ++s) release->advance();
+  const auto broken = broken_bonds(MPI_COMM_WORLD, world), at_check = broken_bonds(MPI_COMM_WORLD, checked);
+  EXPECT_EQ(broken, broken_bonds(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*release)));
+  EXPECT_GT(broken.size(), at_check.size());
+  for (int s = 0; s < 3; ++s) world.advance();
+  for (int s = 0; s < first + 3; ++s) serial.advance();
+  const auto later = broken_bonds(MPI_COMM_WORLD, world);
+  const std::size_t parts = pieces(MPI_COMM_WORLD, world).size();
+  EXPECT_EQ(later, broken_bonds(MPI_COMM_SELF, serial));
+  EXPECT_LE(max_rel_diff(positions(MPI_COMM_SELF, serial), positions(MPI_COMM_WORLD, world)), 1e-8);
+  if (rank == 0)
+    std::printf("the step's check: %zu bonds; with %ld transient steps: %zu; after 4 steps: %zu bonds, %zu pieces\n",
+                at_check.size(), steps, broken.size(), later.size(), parts);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
 // The same cantilever with an algebraic multigrid (scene petsc_options, rigid-body near-nullspace) and with
 // the preconditioner rebuilt every Newton iteration, and with D-ILU blocks: all solve to the Newton tolerance, so
 // they agree with the default (block Jacobi, lagged within a step) to well below the sag. The multigrid needs
@@ -452,6 +510,9 @@ void expect_restart_continues_the_run(const Scene& scene, int half = 6) {
 }
 
 TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(block_scene(kCantilever)); }
+
+// The transient leaves nothing behind but broken bonds, so a checkpoint between breaking steps continues bit for bit.
+TEST(ImplicitBdem, FractureTransientRestartContinuesTheRun) { expect_restart_continues_the_run(transient_block_scene(), 3); }
 
 // A checkpoint continued by the other integrator: the run takes its own step from the checkpoint's time on (an
 // explicit run at the implicit step would blow up at once). The pulled end follows its prescribed motion through

@@ -1187,7 +1187,13 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
   if (midpoint) vgrad_step_ = h;
   d_.refresh_ghosts();
   apply_friction();
+  const long before = breaks_;
   break_bonds(1.0);
+  if (scene_.implicit.fracture_transient > 0) {
+    long broke = breaks_ - before;
+    MPI_Allreduce(MPI_IN_PLACE, &broke, 1, MPI_LONG, MPI_SUM, d_.comm);
+    if (broke > 0) fracture_transient(t + h, h);
+  }
 }
 
 ImplicitBdem::Bdf2Past ImplicitBdem::bdf2_past(std::size_t i) const {
@@ -1332,6 +1338,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"fracture_rounds", static_cast<double>(fracture_rounds_)},
           {"explicit_intervals", static_cast<double>(explicit_intervals_)},
           {"explicit_steps", static_cast<double>(explicit_steps_)},
+          {"transient_steps", static_cast<double>(transient_steps_)},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

@@ -2,7 +2,8 @@
 // potentials at a step's end put it over its strength, max(σ/σ_c, τ/τ_c) > 1, checked once per step as the paper
 // does (solve_interval). implicit.fracture_rounds breaks a step's bonds in rounds instead, and
 // implicit.fracture_cut_ratio halves a step that leaves a bond far over its strength (solve_interval);
-// implicit.fracture_integrator "explicit" takes the intervals in which bonds break with explicit steps. The
+// implicit.fracture_integrator "explicit" takes the intervals in which bonds break with explicit steps, and
+// implicit.fracture_transient follows a step's breaks with explicit steps and keeps only what they break. The
 // measurements of each are in docs/implicit_bdem.md.
 #include <algorithm>
 #include <cmath>
@@ -66,18 +67,23 @@ void ImplicitBdem::keep_interval_start() {
   w_n_.assign(d_.w.begin(), d_.w.begin() + n);
 }
 
+void ImplicitBdem::restore_owned(const std::vector<Eigen::Vector3d>& x, const std::vector<Eigen::Vector4d>& q,
+                                 const std::vector<Eigen::Vector3d>& v, const std::vector<Eigen::Vector3d>& w) {
+  const std::size_t n = d_.n_owned;
+  std::copy_n(x.begin(), n, d_.x.begin());
+  std::copy_n(q.begin(), n, d_.q.begin());
+  std::copy_n(v.begin(), n, d_.v.begin());
+  std::copy_n(w.begin(), n, d_.w.begin());
+  if (d_.needs_rebuild(step_ + 1)) d_.rebuild();  // (the explicit steps may have rebuilt the pairs where they went)
+  else d_.refresh_ghosts();
+}
+
 void ImplicitBdem::explicit_interval(double t, double h) {
   // Why: a break releases its bond's energy as a stress wave of the critical step's period, which a step of 20-100
   // of them damps away (backward Euler, BDF2) before it can break the next bonds, so the implicit pieces differ
   // from the explicit ones where waves break the bonds (docs/implicit_bdem.md). An undone try leaves the
   // predictor's positions and pairs: back to the interval's start, rebuilt if the try moved far.
-  const std::size_t n = d_.n_owned;
-  std::copy_n(p_n_.begin(), n, d_.x.begin());
-  std::copy_n(q_n_.begin(), n, d_.q.begin());
-  std::copy_n(v_n_.begin(), n, d_.v.begin());
-  std::copy_n(w_n_.begin(), n, d_.w.begin());
-  if (d_.needs_rebuild(step_ + 1)) d_.rebuild();
-  else d_.refresh_ghosts();
+  restore_owned(p_n_, q_n_, v_n_, w_n_);
   // The explicit run's step, or the nearest one that divides the interval.
   const double limit = scene_.time.step_factor * critical_step(scene_);
   const long steps = std::max(1L, static_cast<long>(std::ceil(h / limit * (1 - 1e-12))));
@@ -93,6 +99,35 @@ void ImplicitBdem::explicit_interval(double t, double h) {
   if (scene_.implicit.form == "bdf2") keep_bdf2_history(h);  // x_{n-1} = the interval's start, as after a minimisation
   ++explicit_intervals_;
   explicit_steps_ += steps;
+}
+
+void ImplicitBdem::fracture_transient(double t, double h) {
+  // Why: a bond that breaks drops its load at once, and its neighbours swing past their new equilibrium by about
+  // the load they took over; the minimiser finds only the equilibrium, so on a slow pull the implicit beam breaks
+  // the axial bonds of every section and stays whole, where the explicit one loses its end sections
+  // (docs/implicit_bdem.md). The release is followed with the explicit integrator's steps from the step's end
+  // state until no bond has broken for implicit.fracture_transient critical steps (at most one interval h); the
+  // bonds it breaks stay broken and the state goes back to the step's end.
+  const std::size_t n = d_.n_owned;
+  const std::vector<Eigen::Vector3d> x(d_.x.begin(), d_.x.begin() + n), v(d_.v.begin(), d_.v.begin() + n),
+      w(d_.w.begin(), d_.w.begin() + n);
+  const std::vector<Eigen::Vector4d> q(d_.q.begin(), d_.q.begin() + n);
+  const double dt = scene_.time.step_factor * critical_step(scene_);
+  const auto window = static_cast<long>(std::ceil(scene_.implicit.fracture_transient / scene_.time.step_factor));
+  const auto cap = std::max(1L, static_cast<long>(std::ceil(h / dt * (1 - 1e-12))));
+  const long breaks_before = verlet_.breaks;
+  verlet_.compute_forces();
+  long last_break = 0;
+  for (long s = 1; s <= cap && s - last_break <= window; ++s) {
+    long seen = verlet_.breaks;
+    verlet_.advance(t + static_cast<double>(s - 1) * dt, dt, step_ + 1);
+    seen = verlet_.breaks - seen;
+    MPI_Allreduce(MPI_IN_PLACE, &seen, 1, MPI_LONG, MPI_SUM, d_.comm);
+    if (seen > 0) last_break = s;
+    ++transient_steps_;
+  }
+  restore_owned(x, q, v, w);
+  breaks_ += verlet_.breaks - breaks_before;
 }
 
 }  // namespace percussion::bdem

@@ -115,6 +115,11 @@ class ImplicitBdem final : public BdemMethod {
   // q_n, v_n, ω_n (what an undone try is reset to); opens the explicit window when bonds broke.
   void keep_interval_start();
   void explicit_interval(double t, double h);
+  // Collective: the owned particles back to a kept state, with their ghosts (and pairs, if it moved far from them).
+  void restore_owned(const std::vector<Eigen::Vector3d>& x, const std::vector<Eigen::Vector4d>& q,
+                     const std::vector<Eigen::Vector3d>& v, const std::vector<Eigen::Vector3d>& w);
+  // Collective: implicit.fracture_transient after a step of length h that ended at time t broke bonds.
+  void fracture_transient(double t, double h);
   bool matrix_carries(double h) const;  // collective: the assembled Newton matrix may serve a step of length h
   // A carried matrix's contacts are refreshed at the next step's start (which lets a refreshed one carry): with
   // contact refreshes on and a preconditioner that follows the matrix alone.
@@ -182,6 +187,7 @@ class ImplicitBdem final : public BdemMethod {
   long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
   VerletStep verlet_;         // implicit.fracture_integrator "explicit": the explicit steps
   long explicit_intervals_ = 0, explicit_steps_ = 0;
+  long transient_steps_ = 0;
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
   // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it
