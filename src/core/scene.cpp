@@ -206,8 +206,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
                                                        "step_cuts", "step_factor", "hessian", "fracture_rounds",
-                                                       "fracture_cut_ratio", "fracture_integrator", "explicit_window", "fracture_transient",
-                                                       "reuse_preconditioner",
+                                                       "fracture_cut_ratio", "fracture_integrator", "explicit_window",
+                                                       "fracture_transient", "reuse_preconditioner",
                                                        "hessian_lag_contraction",
                                                        "line_search_extrapolation", "contact_refresh", "contact_normal",
                                                        "active_set_rounds", "petsc_options"})) {

@@ -110,8 +110,9 @@ struct ImplicitControl {
   // followed, not damped. "implicit": the paper's check at each step's end. (Not with the midpoint form.)
   std::string fracture_integrator = "implicit";
   int explicit_window = 0;
-  // After a step's check breaks bonds, follow the release dynamically for this many critical steps T with explicit
-  // steps from the step's end state (extended while bonds break), break what it breaks, and go back to that state.
+  // > 0: after a step's check breaks bonds, explicit steps follow the release from the step's end state until no
+  // bond has broken for this many critical steps T (at most one step's length); the bonds they break stay broken
+  // and the state goes back to the step's end. 0 = off.
   double fracture_transient = 0;
   // Keep the Newton matrix's preconditioner through the Newton iterations of a step (rebuilt when CG
   // slows down); false rebuilds it every iteration.

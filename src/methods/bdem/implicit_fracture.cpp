@@ -119,11 +119,11 @@ void ImplicitBdem::fracture_transient(double t, double h) {
   verlet_.compute_forces();
   long last_break = 0;
   for (long s = 1; s <= cap && s - last_break <= window; ++s) {
-    long seen = verlet_.breaks;
+    long broke = verlet_.breaks;
     verlet_.advance(t + static_cast<double>(s - 1) * dt, dt, step_ + 1);
-    seen = verlet_.breaks - seen;
-    MPI_Allreduce(MPI_IN_PLACE, &seen, 1, MPI_LONG, MPI_SUM, d_.comm);
-    if (seen > 0) last_break = s;
+    broke = verlet_.breaks - broke;
+    MPI_Allreduce(MPI_IN_PLACE, &broke, 1, MPI_LONG, MPI_SUM, d_.comm);
+    if (broke > 0) last_break = s;
     ++transient_steps_;
   }
   restore_owned(x, q, v, w);

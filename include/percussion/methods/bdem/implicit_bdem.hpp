@@ -185,7 +185,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
   long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
-  VerletStep verlet_;         // implicit.fracture_integrator "explicit": the explicit steps
+  VerletStep verlet_;         // the explicit steps of implicit.fracture_integrator "explicit" and fracture_transient
   long explicit_intervals_ = 0, explicit_steps_ = 0;
   long transient_steps_ = 0;
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without

@@ -2,7 +2,7 @@
 // The explicit integrator's step: velocity Verlet for positions and quaternions, with the forces of bonds (which
 // break at the state they are evaluated at), contacts with damping and friction, obstacles and gravity.
 // ExplicitBdem takes every step with it; ImplicitBdem the intervals in which bonds break when
-// implicit.fracture_integrator is "explicit".
+// implicit.fracture_integrator is "explicit", and the transients after a step's breaks (implicit.fracture_transient).
 #include <Eigen/Core>
 #include <vector>
 
