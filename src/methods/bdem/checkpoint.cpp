@@ -76,9 +76,10 @@ std::vector<V> unflat(const std::vector<double>& d) {
 
 }  // namespace
 
-void Domain::write_checkpoint(const std::string& path, long step, const StepClock& clock, std::span<const Eigen::Vector3d> force,
-                              std::span<const Eigen::Vector3d> torque, const std::string& integrator,
-                              const std::string& form, std::span<const double> newton_state,
+void Domain::write_checkpoint(const std::string& path, long step, const StepClock& clock,
+                              std::span<const Eigen::Vector3d> force, std::span<const Eigen::Vector3d> torque,
+                              const std::string& integrator, const std::string& form,
+                              std::span<const double> newton_state,
                               int newton_width, std::span<const double> bdf2_history,
                               double bdf2_history_step, double gradient_step,
                               const StepSchedule& schedule) const {

@@ -67,6 +67,8 @@ void ImplicitBdem::keep_interval_start() {
   w_n_.assign(d_.w.begin(), d_.w.begin() + n);
 }
 
+double ImplicitBdem::explicit_step() const { return scene_.time.step_factor * critical_step(scene_); }
+
 void ImplicitBdem::restore_owned(const std::vector<Eigen::Vector3d>& x, const std::vector<Eigen::Vector4d>& q,
                                  const std::vector<Eigen::Vector3d>& v, const std::vector<Eigen::Vector3d>& w) {
   const std::size_t n = d_.n_owned;
@@ -85,8 +87,7 @@ void ImplicitBdem::explicit_interval(double t, double h) {
   // predictor's positions and pairs: back to the interval's start, rebuilt if the try moved far.
   restore_owned(p_n_, q_n_, v_n_, w_n_);
   // The explicit run's step, or the nearest one that divides the interval.
-  const double limit = scene_.time.step_factor * critical_step(scene_);
-  const long steps = std::max(1L, static_cast<long>(std::ceil(h / limit * (1 - 1e-12))));
+  const long steps = std::max(1L, static_cast<long>(std::ceil(h / explicit_step() * (1 - 1e-12))));
   const double dt = h / static_cast<double>(steps);
   const long breaks_before = verlet_.breaks;
   verlet_.compute_forces();
@@ -112,7 +113,7 @@ void ImplicitBdem::fracture_transient(double t, double h) {
   const std::vector<Eigen::Vector3d> x(d_.x.begin(), d_.x.begin() + n), v(d_.v.begin(), d_.v.begin() + n),
       w(d_.w.begin(), d_.w.begin() + n);
   const std::vector<Eigen::Vector4d> q(d_.q.begin(), d_.q.begin() + n);
-  const double dt = scene_.time.step_factor * critical_step(scene_);
+  const double dt = explicit_step();
   const auto window = static_cast<long>(std::ceil(scene_.implicit.fracture_transient / scene_.time.step_factor));
   const auto cap = std::max(1L, static_cast<long>(std::ceil(h / dt * (1 - 1e-12))));
   const long breaks_before = verlet_.breaks;

@@ -97,9 +97,10 @@ class Domain {
   // particles/bdf2_history, with the length of the step it spans as its attribute "step". gradient_step > 0: the
   // length of the step whose midpoint force/torque are at, as particles/force's attribute "step". schedule: root
   // attributes of its names, those that are not 0 (implicit runs).
-  void write_checkpoint(const std::string& path, long step, const StepClock& clock, std::span<const Eigen::Vector3d> force,
-                        std::span<const Eigen::Vector3d> torque, const std::string& integrator,
-                        const std::string& form, std::span<const double> newton_state = {},
+  void write_checkpoint(const std::string& path, long step, const StepClock& clock,
+                        std::span<const Eigen::Vector3d> force, std::span<const Eigen::Vector3d> torque,
+                        const std::string& integrator, const std::string& form,
+                        std::span<const double> newton_state = {},
                         int newton_width = 0, std::span<const double> bdf2_history = {},
                         double bdf2_history_step = 0, double gradient_step = 0,
                         const StepSchedule& schedule = {}) const;

@@ -115,6 +115,7 @@ class ImplicitBdem final : public BdemMethod {
   // q_n, v_n, ω_n (what an undone try is reset to); opens the explicit window when bonds broke.
   void keep_interval_start();
   void explicit_interval(double t, double h);
+  double explicit_step() const;  // the explicit run's step, time.step_factor × the critical step
   // Collective: the owned particles back to a kept state, with their ghosts (and pairs, if it moved far from them).
   void restore_owned(const std::vector<Eigen::Vector3d>& x, const std::vector<Eigen::Vector4d>& q,
                      const std::vector<Eigen::Vector3d>& v, const std::vector<Eigen::Vector3d>& w);
