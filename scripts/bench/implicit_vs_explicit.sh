@@ -20,6 +20,7 @@
 # the scene's implicit.explicit_window unless set).
 # FRACTURE_TRANSIENT=W runs them with implicit.fracture_transient = W (after a step's check breaks bonds, the release
 # is followed with explicit steps until no bond has broken for W critical steps; the state goes back to the step's).
+# FRACTURE_TRANSIENT_REACH=R moves only the particles within R largest radii of the transient's breaks in its steps.
 # STEP_FACTOR=F runs them with implicit.step_factor = F (steps of F critical steps T instead of the scene's; the
 # scenes with a fixed time.step refuse it). WINDOW_STEPS still counts the scene's own implicit steps, so every
 # STEP_FACTOR covers the same simulated window.
@@ -281,7 +282,8 @@ for variable, key, kind in [("FORM", "form", str), ("FRACTURE_ROUNDS", "fracture
                             ("FRACTURE_CUT_RATIO", "fracture_cut_ratio", float),
                             ("FRACTURE_INTEGRATOR", "fracture_integrator", str),
                             ("EXPLICIT_WINDOW", "explicit_window", int),
-                            ("FRACTURE_TRANSIENT", "fracture_transient", float)]:
+                            ("FRACTURE_TRANSIENT", "fracture_transient", float),
+                            ("FRACTURE_TRANSIENT_REACH", "fracture_transient_reach", float)]:
     value = os.environ.get(variable, "")
     if integrator == "implicit" and value:
         scene.setdefault("implicit", {})[key] = kind(value)

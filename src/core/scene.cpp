@@ -207,7 +207,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
                                                        "step_cuts", "step_factor", "hessian", "fracture_rounds",
                                                        "fracture_cut_ratio", "fracture_integrator", "explicit_window",
-                                                       "fracture_transient", "reuse_preconditioner",
+                                                       "fracture_transient", "fracture_transient_reach",
+                                                       "reuse_preconditioner",
                                                        "hessian_lag_contraction",
                                                        "line_search_extrapolation", "contact_refresh", "contact_normal",
                                                        "active_set_rounds", "petsc_options"})) {
@@ -236,6 +237,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
         static_cast<int>(c->integer_or("explicit_window", s.implicit.explicit_window, Range::closed(0, 1000000)));
     s.implicit.fracture_transient =
         c->number_or("fracture_transient", s.implicit.fracture_transient, Range::closed(0.0, 1e6));
+    s.implicit.fracture_transient_reach =
+        c->number_or("fracture_transient_reach", s.implicit.fracture_transient_reach, Range::closed(0.0, 1e6));
     s.implicit.reuse_preconditioner = c->boolean_or("reuse_preconditioner", s.implicit.reuse_preconditioner);
     s.implicit.hessian_lag_contraction =
         c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));

@@ -42,6 +42,8 @@ check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit
   "/implicit/hessian_lag_contraction: must be in [0, 1), got 1.5"
 check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"fracture_transient\":-2\}}" \
   "/implicit/fracture_transient: must be in [0, 1e+06], got -2"
+check_bad "${base/\"time\":\{\"end\":0.01\}/\"time\":\{\"end\":0.01\},\"implicit\":\{\"fracture_transient_reach\":\"far\"\}}" \
+  "/implicit/fracture_transient_reach"
 # A shape too small to hold one particle is reported with its JSON path too.
 check_bad "${base/\"max\":\[0.2,0.2,0.2\]/\"max\":[0.01,0.2,0.2]}" "/bodies/0/shape"
 

@@ -114,6 +114,9 @@ struct ImplicitControl {
   // bond has broken for this many critical steps T (at most one step's length); the bonds they break stay broken
   // and the state goes back to the step's end. 0 = off.
   double fracture_transient = 0;
+  // > 0: only the particles within this many largest particle radii of a bond broken in the transient (at the
+  // transient's start) take its steps; the others coast. 0 = every particle takes them.
+  double fracture_transient_reach = 0;
   // Keep the Newton matrix's preconditioner through the Newton iterations of a step (rebuilt when CG
   // slows down); false rebuilds it every iteration.
   bool reuse_preconditioner = true;

@@ -480,11 +480,12 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
   d_.refresh_ghosts();
   apply_friction();
   const long before = breaks_;
-  break_bonds(1.0);
+  std::vector<std::int32_t> seeds;
+  break_bonds(1.0, &seeds);
   if (scene_.implicit.fracture_transient > 0) {
     long broke = breaks_ - before;
     MPI_Allreduce(MPI_IN_PLACE, &broke, 1, MPI_LONG, MPI_SUM, d_.comm);
-    if (broke > 0) fracture_transient(t + h, h);
+    if (broke > 0) fracture_transient(t + h, h, seeds);
   }
 }
 
@@ -617,8 +618,10 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"block_factorisations", static_cast<double>(system_.block_factorisations())},
           {"lagged_hessians", static_cast<double>(lagged_hessians_)},
           {"contact_refreshes", static_cast<double>(contact_refreshes_)},
+          {"stale_bond_assemblies", static_cast<double>(stale_bond_assemblies_)},
           {"active_set_rounds", static_cast<double>(active_set_rounds_)},
           {"branch_switches", static_cast<double>(branch_switches_)},
+          {"active_set_stops", static_cast<double>(active_set_stops_)},
           {"contact_normal_updates", static_cast<double>(contact_normal_updates_)},
           {"carried_hessians", static_cast<double>(carried_hessians_)},
           {"line_search_extrapolations", static_cast<double>(extrapolations_)},
@@ -631,6 +634,9 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"explicit_intervals", static_cast<double>(explicit_intervals_)},
           {"explicit_steps", static_cast<double>(explicit_steps_)},
           {"transient_steps", static_cast<double>(transient_steps_)},
+          {"transient_moving_share", transient_steps_ > 0 ? transient_particle_steps_ / (static_cast<double>(
+                                                                transient_steps_) * static_cast<double>(d_.n_global))
+                                                          : 0.0},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
 }
 

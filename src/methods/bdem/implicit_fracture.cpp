@@ -34,13 +34,14 @@ double ImplicitBdem::largest_stress_ratio() {
   return global;
 }
 
-void ImplicitBdem::break_bonds(double above) {
+void ImplicitBdem::break_bonds(double above, std::vector<std::int32_t>* log) {
   // Every rank holding a bond sees the same state (ghosts are exact copies), so all decide alike.
   ScopedPhase timer(timers_, Phase::Pairs);
   const long before = breaks_;
   for (auto& b : d_.bonds)
     if (b.intact && stress_ratio(b) > above) {
       b.intact = false;
+      if (log) log->push_back(b.la);
       ++breaks_;
     }
   if (breaks_ != before) d_.unlink_broken_bonds();
@@ -102,7 +103,7 @@ void ImplicitBdem::explicit_interval(double t, double h) {
   explicit_steps_ += steps;
 }
 
-void ImplicitBdem::fracture_transient(double t, double h) {
+void ImplicitBdem::fracture_transient(double t, double h, const std::vector<std::int32_t>& seeds) {
   // Why: a bond that breaks drops its load at once, and its neighbours swing past their new equilibrium by about
   // the load they took over; the minimiser finds only the equilibrium, so on a slow pull the implicit beam breaks
   // the axial bonds of every section and stays whole, where the explicit one loses its end sections
@@ -117,7 +118,14 @@ void ImplicitBdem::fracture_transient(double t, double h) {
   const auto window = static_cast<long>(std::ceil(scene_.implicit.fracture_transient / scene_.time.step_factor));
   const auto cap = std::max(1L, static_cast<long>(std::ceil(h / dt * (1 - 1e-12))));
   const long breaks_before = verlet_.breaks;
-  verlet_.compute_forces();
+  const bool local = scene_.implicit.fracture_transient_reach > 0;
+  std::vector<std::int32_t> fresh;
+  if (local) {
+    verlet_.coast();
+    verlet_.break_log = &fresh;
+    widen_transient_region(x, seeds);
+  }
+  verlet_.compute_forces();  // (bonds it breaks widen the region after the first step)
   long last_break = 0;
   for (long s = 1; s <= cap && s - last_break <= window; ++s) {
     long broke = verlet_.breaks;
@@ -126,9 +134,50 @@ void ImplicitBdem::fracture_transient(double t, double h) {
     MPI_Allreduce(MPI_IN_PLACE, &broke, 1, MPI_LONG, MPI_SUM, d_.comm);
     if (broke > 0) last_break = s;
     ++transient_steps_;
+    transient_particle_steps_ += static_cast<double>(local ? transient_moving_ : d_.n_global);
+    // The particles that join need their forces for the next half kick; the bonds first evaluated then may break
+    // and widen the region again.
+    for (long more = local ? broke : 0; more > 0;) {
+      widen_transient_region(x, fresh);
+      fresh.clear();
+      more = verlet_.breaks;
+      verlet_.compute_forces();
+      more = verlet_.breaks - more;
+      MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_LONG, MPI_SUM, d_.comm);
+    }
+  }
+  if (local) {
+    verlet_.uncoast();
+    verlet_.break_log = nullptr;
   }
   restore_owned(x, q, v, w);
   breaks_ += verlet_.breaks - breaks_before;
+}
+
+void ImplicitBdem::widen_transient_region(const std::vector<Eigen::Vector3d>& x0,
+                                          const std::vector<std::int32_t>& seeds) {
+  // The seeds of every rank, at the transient's start positions (a cell list then finds the particles near them).
+  std::vector<double> mine;
+  mine.reserve(3 * seeds.size());
+  for (const std::int32_t s : seeds) mine.insert(mine.end(), x0[s].data(), x0[s].data() + 3);
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(d_.size)), offsets(static_cast<std::size_t>(d_.size) + 1, 0);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, d_.comm);
+  for (int r = 0; r < d_.size; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<Eigen::Vector3d> all(static_cast<std::size_t>(offsets.back() / 3));
+  MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, flat(all), counts.data(), offsets.data(), MPI_DOUBLE, d_.comm);
+  const double reach = scene_.implicit.fracture_transient_reach * d_.r_max;
+  transient_cells_.build(all, reach);
+  std::vector<std::int32_t> joining;
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    if (verlet_.moves(i)) continue;
+    bool near = false;
+    transient_cells_.for_each_near(x0[i], reach, [&](std::size_t, double) { near = true; });
+    if (near) joining.push_back(static_cast<std::int32_t>(i));
+  }
+  verlet_.move(joining);
+  long moving = verlet_.moving_owned();
+  MPI_Allreduce(&moving, &transient_moving_, 1, MPI_LONG, MPI_SUM, d_.comm);
 }
 
 }  // namespace percussion::bdem

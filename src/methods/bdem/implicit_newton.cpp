@@ -25,6 +25,10 @@ constexpr double kFallbackForcingCap = 0.03;
 // A Newton step's last solve asks CG for this fraction of the tolerance (forcing in minimise): 0.1 took 5-15 %
 // more CG iterations than 0.3 on the small scenes, 0.45 one more Newton iteration on chocolate_drop_small.
 constexpr double kToleranceMargin = 0.3;
+// A contact refresh keeps the bonds' blocks of the step's last full assembly while no particle turned by more than
+// this angle (radians) since: a bond's blocks turn with its particles. Pieces that come apart turn by 0.03-0.1 in a
+// step of beam_stretch_small, and with their old blocks Newton took 27 iterations per step there instead of 8.
+constexpr double kRefreshTurn = 0.01;
 // Line-search extrapolation (try_extrapolation): tried when the line's curvature is below this fraction of the
 // Newton model's, up to this multiple of the Newton step.
 constexpr double kExtrapolationRatio = 0.5;
@@ -115,6 +119,16 @@ void ImplicitBdem::set_direction(std::span<const double> y) {
   }
 }
 
+bool ImplicitBdem::bonds_turned() const {
+  // The angle between unit quaternions q and p is 2 acos |q·p|; compared through its cosine.
+  const double cos_half = std::cos(0.5 * kRefreshTurn);
+  int turned = 0;
+  for (std::size_t i = 0; i < d_.n_owned && !turned; ++i)
+    turned = std::abs(d_.q[i].dot(Eigen::Map<const Eigen::Vector4d>(&matrix_state_[kMatrixState * i + 3]))) < cos_half;
+  MPI_Allreduce(MPI_IN_PLACE, &turned, 1, MPI_INT, MPI_MAX, d_.comm);
+  return turned != 0;
+}
+
 bool ImplicitBdem::minimise() {
   const double h = h_;
   const std::size_t n = d_.n_owned;
@@ -134,7 +148,9 @@ bool ImplicitBdem::minimise() {
   bool gradient_at_state = false;
   bool assembled_in_step = false;  // the matrix was assembled in full during this minimisation, on these pairs
   double previous_res = 0;
+  bool rounds_help = true;  // implicit.active_set_rounds still apply in this minimisation
   for (; iterations < scene_.implicit.max_iterations; ++iterations) {
+    bool switched = false;  // an active-set round switched contacts in this iteration's direction
     // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
     // no contact opened or closed (that changes the matrix outright). Within a step the bonded iterates move
     // little, so on the bonded scenes it costs no Newton iterations and saves 60-80 % of the assemblies.
@@ -172,7 +188,10 @@ bool ImplicitBdem::minimise() {
     }
     if (!gradient_first || (res >= tolerance && !lagged)) {
       // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
-      contacts_only_ = newton && scene_.implicit.contact_refresh && assembled_in_step;
+      const bool refresh = newton && scene_.implicit.contact_refresh && assembled_in_step;
+      const bool bonds_stale = refresh && bonds_turned();
+      contacts_only_ = refresh && !bonds_stale;
+      stale_bond_assemblies_ += bonds_stale;
       gradient_at_state_ = gradient_at_state;
       evaluate(newton ? Want::Hessian : Want::Gradient);
       contacts_only_ = gradient_at_state_ = false;
@@ -288,8 +307,10 @@ bool ImplicitBdem::minimise() {
       set_direction(y);
       // Semismooth active-set rounds (implicit_active_set.cpp): the contacts this step closes or opens switch
       // branch in the model, which is solved again from the same iterate.
-      for (int round = 0; round < scene_.implicit.active_set_rounds; ++round)
+      for (int round = 0; round < scene_.implicit.active_set_rounds && rounds_help; ++round) {
         if (!active_set_round(rhs, y, rtol, res, block_jacobi_this_step, likely_converged)) break;
+        switched = true;
+      }
     } else {
       descent();
     }
@@ -347,6 +368,13 @@ bool ImplicitBdem::minimise() {
     if (monitor_ && d_.rank == 0) std::fprintf(stderr, "  alpha %.3g\n", alpha);
     likely_converged = likely_converged && accepted && alpha == 1.0;
     full_step = accepted && alpha == 1.0;
+    // A direction whose switched contacts the line search cut short: where pairs at touching distance switch back
+    // and forth between iterations the rounds' model misleads (the paper-size stretch once its pieces part: 35.7
+    // Newton iterations per step against 13.7), and the step's further iterations take the plain Newton direction.
+    if (switched && !full_step && rounds_help) {
+      rounds_help = false;
+      ++active_set_stops_;
+    }
     if (full_step && hessian_current_) {  // the accepted state's energy evaluation compared the contact sets
       long changed = contacts_changed_;
       MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_LONG, MPI_MAX, d_.comm);

@@ -28,12 +28,17 @@ void VerletStep::compute_forces() {
     };
     const auto& x = d_.x;
     const auto& q = d_.q;
-    for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
+    const bool all_move = !coasting();
+    const std::size_t n_eval = all_move ? d_.pairs.size() : moving_pairs_.size();
+    for (std::size_t e = 0; e < n_eval; ++e) {
+      const std::size_t k = all_move ? e : moving_pairs_[e];
       Pair& p = d_.pairs[k];
       if (p.bond >= 0) {
         Bond& bond = d_.bonds[p.bond];
         const physics::BondForces bf = physics::bond_forces(x[p.a], q[p.a], x[p.b], q[p.b], bond.rest, tensile_only);
-        if (!physics::bond_breaks(bf.sigma, bf.tau, bond.sigma_c, bond.tau_c)) {
+        // A bond to a coasting particle holds: the coasting side's strain is not followed.
+        if (!physics::bond_breaks(bf.sigma, bf.tau, bond.sigma_c, bond.tau_c) ||
+            (!all_move && (moving_[p.a] == 0 || moving_[p.b] == 0))) {
           store(k, bf.fi, bf.ti, bf.fj, bf.tj);
           interaction_energy += bf.energy;
           continue;
@@ -41,6 +46,7 @@ void VerletStep::compute_forces() {
         // Broken at this state: the pair falls through to contact, here and in every later evaluation, so
         // the forces stored in a checkpoint are those of the bond state stored with them.
         bond.intact = false;
+        if (break_log) break_log->push_back(bond.la);
         p.bond = -1;
         ++breaks;
       }
@@ -60,6 +66,11 @@ void VerletStep::compute_forces() {
   // Per-particle terms after the pair sums, always in the same order.
   ScopedPhase timer(timers_, Phase::Pairs);
   for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    if (coasting() && moving_[i] == 0) {  // coasting: its neighbours' pull would tear it from its own
+      force[i] = d_.mass[i] * scene_.gravity;
+      torque[i].setZero();
+      continue;
+    }
     for (std::size_t o = 0; o < scene_.obstacles.size(); ++o) {
       const physics::ContactLaw& law = d_.obstacle_law(o, d_.material[i]);
       geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
@@ -95,12 +106,75 @@ void VerletStep::advance(double t, double h, long step) {
       d_.q[i] = quat::advance_world(d_.q[i], d_.w[i], h);
     }
   }
-  if (d_.needs_rebuild(step)) d_.rebuild();
-  else d_.refresh_ghosts();
+  if (d_.needs_rebuild(step)) {
+    d_.rebuild();
+    if (coasting()) {  // new ghosts and pairs
+      d_.forward(moving_);
+      index_pairs();
+    }
+  } else {
+    d_.refresh_ghosts();
+  }
   compute_forces();
   ScopedPhase timer(timers_, Phase::Integrate);
   for (std::size_t i = 0; i < d_.n_owned; ++i)
     if (d_.constraint[i] < 0) half_kick(i);
+}
+
+void VerletStep::coast() {
+  moving_.assign(d_.x.size(), 0.0);
+  moving_owned_ = 0;
+  index_pairs();
+}
+
+void VerletStep::uncoast() {
+  moving_.clear();
+  moving_pairs_.clear();
+}
+
+void VerletStep::move(const std::vector<std::int32_t>& owned) {
+  for (const std::int32_t i : owned)
+    if (moving_[i] == 0) {
+      moving_[i] = 1;
+      ++moving_owned_;
+      list_pairs_of(static_cast<std::size_t>(i));
+    }
+  const std::vector<double> before(moving_.begin() + static_cast<std::ptrdiff_t>(d_.n_owned), moving_.end());
+  d_.forward(moving_);
+  for (std::size_t g = 0; g < before.size(); ++g)
+    if (before[g] == 0 && moving_[d_.n_owned + g] != 0) list_pairs_of(d_.n_owned + g);
+}
+
+void VerletStep::list_pairs_of(std::size_t slot) {
+  for (std::uint32_t e = pair_start_[slot]; e < pair_start_[slot + 1]; ++e) {
+    const std::uint32_t k = pair_index_[e];
+    if (pair_listed_[k]) continue;
+    pair_listed_[k] = 1;
+    moving_pairs_.push_back(k);
+  }
+}
+
+void VerletStep::index_pairs() {
+  // Each local slot's pairs, in pair order; the list of pairs to evaluate starts again from the moving slots.
+  const std::size_t n = d_.x.size(), np = d_.pairs.size();
+  pair_start_.assign(n + 1, 0);
+  for (const Pair& p : d_.pairs) {
+    ++pair_start_[p.a + 1];
+    ++pair_start_[p.b + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) pair_start_[i + 1] += pair_start_[i];
+  pair_index_.resize(2 * np);
+  std::vector<std::uint32_t> next(pair_start_.begin(), pair_start_.end() - 1);
+  for (std::size_t k = 0; k < np; ++k) {
+    pair_index_[next[d_.pairs[k].a]++] = static_cast<std::uint32_t>(k);
+    pair_index_[next[d_.pairs[k].b]++] = static_cast<std::uint32_t>(k);
+  }
+  // (The pairs left out keep stale contributions: both their particles coast, and compute_forces gives a coasting
+  // particle gravity alone, on its owner too.)
+  pair_listed_.assign(np, 0);
+  moving_pairs_.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    if (moving_[i] != 0) list_pairs_of(i);
 }
 
 }  // namespace percussion::bdem

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/geometry/cell_list.hpp"
 #include "percussion/methods/bdem/bdem_method.hpp"
 #include "percussion/methods/bdem/verlet_step.hpp"
 #include "percussion/solvers/block_system.hpp"
@@ -104,11 +105,15 @@ class ImplicitBdem final : public BdemMethod {
   // A contact pair's normal where its particles are seen at pa, pb (predicted, or the current direction).
   Eigen::Vector3d branch_normal(std::size_t k, const Eigen::Vector3d& pa, const Eigen::Vector3d& pb) const;
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
+  // Collective: some particle turned by more than kRefreshTurn since the matrix's last full assembly (whose bonds'
+  // blocks a contact refresh would keep).
+  bool bonds_turned() const;
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
   // Fracture (implicit_fracture.cpp).
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
   double largest_stress_ratio();          // collective, over intact bonds
-  void break_bonds(double above);         // break intact bonds whose stress ratio exceeds `above`
+  // Break intact bonds whose stress ratio exceeds `above`; each one's first (owned) slot goes to `log` if given.
+  void break_bonds(double above, std::vector<std::int32_t>* log = nullptr);
   void break_in_rounds();                 // collective: implicit.fracture_rounds after a step's minimisation
   // implicit.fracture_integrator "explicit". keep_interval_start: x_n, q_n, v_n, ω_n from the state (owned).
   // explicit_interval: collective; from time t by h with the explicit integrator's steps, from the state at x_n,
@@ -120,7 +125,11 @@ class ImplicitBdem final : public BdemMethod {
   void restore_owned(const std::vector<Eigen::Vector3d>& x, const std::vector<Eigen::Vector4d>& q,
                      const std::vector<Eigen::Vector3d>& v, const std::vector<Eigen::Vector3d>& w);
   // Collective: implicit.fracture_transient after a step of length h that ended at time t broke bonds.
-  void fracture_transient(double t, double h);
+  // `seeds`: the owned slots of the bonds that step broke (their first particles).
+  void fracture_transient(double t, double h, const std::vector<std::int32_t>& seeds);
+  // Collective: with implicit.fracture_transient_reach, the owned particles within it of the seeds (positions x0)
+  // take full steps from now on (VerletStep::move).
+  void widen_transient_region(const std::vector<Eigen::Vector3d>& x0, const std::vector<std::int32_t>& seeds);
   bool matrix_carries(double h) const;  // collective: the assembled Newton matrix may serve a step of length h
   // A carried matrix's contacts are refreshed at the next step's start (which lets a refreshed one carry): with
   // contact refreshes on and a preconditioner that follows the matrix alone.
@@ -174,6 +183,8 @@ class ImplicitBdem final : public BdemMethod {
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
   long contact_refreshes_ = 0, contact_normal_updates_ = 0;
+  long active_set_stops_ = 0;       // minimisations whose active-set rounds stopped (a round's step was cut short)
+  long stale_bond_assemblies_ = 0;  // whole assemblies instead of a contact refresh (bonds_turned)
   // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
   // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
   bool contacts_only_ = false;
@@ -189,6 +200,9 @@ class ImplicitBdem final : public BdemMethod {
   VerletStep verlet_;         // the explicit steps of implicit.fracture_integrator "explicit" and fracture_transient
   long explicit_intervals_ = 0, explicit_steps_ = 0;
   long transient_steps_ = 0;
+  double transient_particle_steps_ = 0;  // the transient steps times the particles that moved in each (all ranks)
+  long transient_moving_ = 0;            // particles moving in the current transient, all ranks
+  geometry::CellList transient_cells_;   // the seeds of fracture_transient_reach's region
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
   // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it

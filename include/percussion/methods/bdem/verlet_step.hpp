@@ -4,6 +4,7 @@
 // ExplicitBdem takes every step with it; ImplicitBdem the intervals in which bonds break when
 // implicit.fracture_integrator is "explicit", and the transients after a step's breaks (implicit.fracture_transient).
 #include <Eigen/Core>
+#include <cstdint>
 #include <vector>
 
 #include "percussion/core/scene.hpp"
@@ -27,11 +28,34 @@ class VerletStep {
   double interaction_energy = 0;  // bonds, contacts and obstacles at the current state (this rank's share)
   long contacts = 0;
   long breaks = 0;  // bonds this rank broke so far
+  // When set, the owned slot of the first particle of each bond this rank breaks is appended.
+  std::vector<std::int32_t>* break_log = nullptr;
+
+  // Coasting (implicit.fracture_transient_reach): from coast() on, a particle coasts (its velocity and gravity,
+  // no forces) until move() lists it; only the pairs with a moving particle are evaluated, and a coasting particle
+  // takes none of their forces. uncoast() makes every particle move again.
+  // Collective.
+  void coast();
+  // Collective: these owned slots move from now on (and their ghosts on the other ranks).
+  void move(const std::vector<std::int32_t>& owned);
+  void uncoast();
+  bool coasting() const { return !moving_.empty(); }
+  bool moves(std::size_t slot) const { return moving_.empty() || moving_[slot] != 0; }
+  long moving_owned() const { return moving_owned_; }
 
  private:
   const Scene& scene_;
   Domain& d_;
   PhaseTimers& timers_;
+
+  // Coasting: 1 per local slot (owned, then ghosts) that moves, a double so Domain::forward sends it; the pairs to
+  // evaluate, listed once each; each local slot's pairs (pair_start_, pair_index_), rebuilt with the pairs.
+  void list_pairs_of(std::size_t slot);
+  void index_pairs();
+  std::vector<double> moving_;
+  std::vector<char> pair_listed_;
+  std::vector<std::uint32_t> moving_pairs_, pair_start_, pair_index_;
+  long moving_owned_ = 0;
 };
 
 }  // namespace percussion::bdem
