@@ -273,7 +273,8 @@ void Domain::build_routing() {
   reverse_send_.assign(6 * reverse_slot_.size(), 0.0);
 }
 
-void Domain::sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t) {
+void Domain::sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t,
+                       const std::vector<std::int32_t>* only) {
   {
     ScopedPhase timer(timers_, Phase::Halo);
     for (std::size_t e = 0; e < reverse_slot_.size(); ++e)
@@ -283,8 +284,9 @@ void Domain::sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vecto
   ScopedPhase timer(timers_, Phase::Pairs);
   f.resize(n_owned);
   t.resize(n_owned);
-  const std::size_t local_slots = 2 * pairs.size();
-  for (std::size_t i = 0; i < n_owned; ++i) {
+  const std::size_t local_slots = 2 * pairs.size(), n_sum = only ? only->size() : n_owned;
+  for (std::size_t k = 0; k < n_sum; ++k) {
+    const std::size_t i = only ? static_cast<std::size_t>((*only)[k]) : k;
     Eigen::Vector3d fi = Eigen::Vector3d::Zero(), ti = Eigen::Vector3d::Zero();
     for (std::int32_t e = sum_start_[i]; e < sum_start_[i + 1]; ++e) {
       const auto s = static_cast<std::size_t>(sum_slot_[e]);

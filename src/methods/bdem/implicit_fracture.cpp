@@ -140,6 +140,7 @@ void ImplicitBdem::fracture_transient(double t, double h, const std::vector<std:
     for (long more = local ? broke : 0; more > 0;) {
       widen_transient_region(x, fresh);
       fresh.clear();
+      d_.refresh_ghosts();  // the ghosts' velocities after the last half kick, as the owners' (contact damping)
       more = verlet_.breaks;
       verlet_.compute_forces();
       more = verlet_.breaks - more;

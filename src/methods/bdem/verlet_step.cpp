@@ -62,15 +62,14 @@ void VerletStep::compute_forces() {
       }
     }
   }
-  d_.sum_pairs(force, torque);
+  // Coasting: only the moving particles take forces (a coasting one's neighbours' pull would tear it from its own).
+  const std::vector<std::int32_t>* only = coasting() ? &moving_owned_list_ : nullptr;
+  d_.sum_pairs(force, torque, only);
   // Per-particle terms after the pair sums, always in the same order.
   ScopedPhase timer(timers_, Phase::Pairs);
-  for (std::size_t i = 0; i < d_.n_owned; ++i) {
-    if (coasting() && moving_[i] == 0) {  // coasting: its neighbours' pull would tear it from its own
-      force[i] = d_.mass[i] * scene_.gravity;
-      torque[i].setZero();
-      continue;
-    }
+  const std::size_t n_terms = only ? only->size() : d_.n_owned;
+  for (std::size_t e = 0; e < n_terms; ++e) {
+    const std::size_t i = only ? static_cast<std::size_t>((*only)[e]) : e;
     for (std::size_t o = 0; o < scene_.obstacles.size(); ++o) {
       const physics::ContactLaw& law = d_.obstacle_law(o, d_.material[i]);
       geometry::for_each_plane(scene_.obstacles[o], [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
@@ -89,6 +88,10 @@ void VerletStep::compute_forces() {
 
 void VerletStep::advance(double t, double h, long step) {
   auto half_kick = [&](std::size_t i) {
+    if (coasting() && moving_[i] == 0) {  // coasting: gravity alone
+      d_.v[i] += (0.5 * h) * scene_.gravity;
+      return;
+    }
     const double inv_m = 1.0 / d_.mass[i];
     const double inv_i = 1.0 / (0.4 * d_.mass[i] * d_.radius[i] * d_.radius[i]);
     d_.v[i] += (0.5 * h * inv_m) * force[i];
@@ -124,11 +127,13 @@ void VerletStep::advance(double t, double h, long step) {
 void VerletStep::coast() {
   moving_.assign(d_.x.size(), 0.0);
   moving_owned_ = 0;
+  moving_owned_list_.clear();
   index_pairs();
 }
 
 void VerletStep::uncoast() {
   moving_.clear();
+  moving_owned_list_.clear();
   moving_pairs_.clear();
 }
 
@@ -137,8 +142,10 @@ void VerletStep::move(const std::vector<std::int32_t>& owned) {
     if (moving_[i] == 0) {
       moving_[i] = 1;
       ++moving_owned_;
+      moving_owned_list_.push_back(i);
       list_pairs_of(static_cast<std::size_t>(i));
     }
+  std::sort(moving_owned_list_.begin(), moving_owned_list_.end());  // their per-particle terms in slot order
   const std::vector<double> before(moving_.begin() + static_cast<std::ptrdiff_t>(d_.n_owned), moving_.end());
   d_.forward(moving_);
   for (std::size_t g = 0; g < before.size(); ++g)

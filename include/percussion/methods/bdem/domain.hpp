@@ -61,7 +61,9 @@ class Domain {
 
   // Collective. contrib holds 12 values per pair (force, torque on a; force, torque on b); sums them per owned
   // particle in partner-id order into f and t.
-  void sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t);
+  // `only`, if given: the owned particles to sum for (the others' f and t are left as they were).
+  void sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t,
+                 const std::vector<std::int32_t>* only = nullptr);
   std::vector<double>& pair_contributions() { return contrib_; }
 
   // Collective: the pairs whose second particle is a ghost are this rank's outgoing entries, numbered in pair

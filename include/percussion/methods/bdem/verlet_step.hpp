@@ -53,6 +53,7 @@ class VerletStep {
   void list_pairs_of(std::size_t slot);
   void index_pairs();
   std::vector<double> moving_;
+  std::vector<std::int32_t> moving_owned_list_;  // the moving owned slots, ascending: the only ones that take forces
   std::vector<char> pair_listed_;
   std::vector<std::uint32_t> moving_pairs_, pair_start_, pair_index_;
   long moving_owned_ = 0;
