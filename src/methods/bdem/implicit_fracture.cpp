@@ -119,13 +119,30 @@ void ImplicitBdem::fracture_transient(double t, double h, const std::vector<std:
   const auto cap = std::max(1L, static_cast<long>(std::ceil(h / dt * (1 - 1e-12))));
   const long breaks_before = verlet_.breaks;
   const bool local = scene_.implicit.fracture_transient_reach > 0;
-  std::vector<std::int32_t> fresh;
+  std::vector<std::int32_t> fresh;  // the bonds broken since the region last widened (their first particles)
+  auto widen = [&]() {
+    widen_transient_region(x, fresh);
+    fresh.clear();
+    d_.refresh_ghosts();  // the ghosts' velocities after the last half kick, as the owners' (contact damping)
+  };
+  // Forces at the current state. With a reach, the bonds they break widen the region, whose new particles need their
+  // forces for the next half kick, and their bonds, first evaluated then, may break in turn.
+  auto forces = [&]() {
+    for (long broke = 1; broke > 0;) {
+      broke = verlet_.breaks;
+      verlet_.compute_forces();
+      broke = verlet_.breaks - broke;
+      MPI_Allreduce(MPI_IN_PLACE, &broke, 1, MPI_LONG, MPI_SUM, d_.comm);
+      if (!local || broke == 0) return;
+      widen();
+    }
+  };
   if (local) {
     verlet_.coast();
     verlet_.break_log = &fresh;
     widen_transient_region(x, seeds);
   }
-  verlet_.compute_forces();  // (bonds it breaks widen the region after the first step)
+  forces();
   long last_break = 0;
   for (long s = 1; s <= cap && s - last_break <= window; ++s) {
     long broke = verlet_.breaks;
@@ -135,16 +152,9 @@ void ImplicitBdem::fracture_transient(double t, double h, const std::vector<std:
     if (broke > 0) last_break = s;
     ++transient_steps_;
     transient_particle_steps_ += static_cast<double>(local ? transient_moving_ : d_.n_global);
-    // The particles that join need their forces for the next half kick; the bonds first evaluated then may break
-    // and widen the region again.
-    for (long more = local ? broke : 0; more > 0;) {
-      widen_transient_region(x, fresh);
-      fresh.clear();
-      d_.refresh_ghosts();  // the ghosts' velocities after the last half kick, as the owners' (contact damping)
-      more = verlet_.breaks;
-      verlet_.compute_forces();
-      more = verlet_.breaks - more;
-      MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_LONG, MPI_SUM, d_.comm);
+    if (local && broke > 0) {
+      widen();
+      forces();
     }
   }
   if (local) {

@@ -126,7 +126,6 @@ void VerletStep::advance(double t, double h, long step) {
 
 void VerletStep::coast() {
   moving_.assign(d_.x.size(), 0.0);
-  moving_owned_ = 0;
   moving_owned_list_.clear();
   index_pairs();
 }
@@ -141,7 +140,6 @@ void VerletStep::move(const std::vector<std::int32_t>& owned) {
   for (const std::int32_t i : owned)
     if (moving_[i] == 0) {
       moving_[i] = 1;
-      ++moving_owned_;
       moving_owned_list_.push_back(i);
       list_pairs_of(static_cast<std::size_t>(i));
     }

@@ -41,7 +41,7 @@ class VerletStep {
   void uncoast();
   bool coasting() const { return !moving_.empty(); }
   bool moves(std::size_t slot) const { return moving_.empty() || moving_[slot] != 0; }
-  long moving_owned() const { return moving_owned_; }
+  long moving_owned() const { return static_cast<long>(moving_owned_list_.size()); }
 
  private:
   const Scene& scene_;
@@ -56,7 +56,6 @@ class VerletStep {
   std::vector<std::int32_t> moving_owned_list_;  // the moving owned slots, ascending: the only ones that take forces
   std::vector<char> pair_listed_;
   std::vector<std::uint32_t> moving_pairs_, pair_start_, pair_index_;
-  long moving_owned_ = 0;
 };
 
 }  // namespace percussion::bdem
