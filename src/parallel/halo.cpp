@@ -316,6 +316,14 @@ void Halo::exchange_fixed(const std::vector<std::vector<std::int32_t>>& send_lis
       for (int c = 0; c < f.stride; ++c) f.data[(base + g) * f.stride + c] = recvbuf_[k++];
 }
 
+std::vector<std::int32_t> Halo::sent_slots() const {
+  std::vector<std::int32_t> all;
+  for (const auto& list : send_idx_) all.insert(all.end(), list.begin(), list.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
 void Halo::forward(std::initializer_list<Field> fields) {
   exchange_fixed(send_idx_, std::span<const Field>(fields.begin(), fields.size()), ghost_gid_.size());
 }

@@ -14,7 +14,10 @@
 
 #include "percussion/core/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
+#include "percussion/methods/bdem/domain.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
+#include "percussion/methods/bdem/verlet_step.hpp"
+#include "percussion/physics/quaternion.hpp"
 #include "../support/bdem_test_support.hpp"
 
 using namespace percussion;
@@ -184,6 +187,78 @@ TEST(ExplicitBdem, CommonMotionNeedsNoRebuild) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) std::printf("rebuilds at rest %ld, boosted %ld; largest difference %.2e m over %.3g s\n", rebuilds_rest, rebuilds_boost, worst, t);
+}
+
+// Coasting (implicit.fracture_transient_reach) turns a far particle only where its orientation is read. Every pair
+// with a moving particle, on every rank (ghosts from their owners), must read the coasting side's current
+// orientation, exp(ω τ) ⊗ q at the coast's start; after uncoast() every particle that coasted throughout is on its
+// ballistic path. A spinning, falling block rebuilds its pairs meanwhile, and a third of it starts moving half-way.
+TEST(ExplicitBdem, CoastingParticlesTurnWhereTheirOrientationIsRead) {
+  const Scene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])");
+  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  shake(g, 0.01);
+  const Eigen::Vector3d spin(2, -3, 6), centre(6 * kRadius, 5 * kRadius, 4 * kRadius);
+  for (std::size_t i = 0; i < g.v.size(); ++i) {  // a rigid spin strains no bond but moves the pairs apart
+    g.v[i] += spin.cross(g.x[i] - centre);
+    g.w[i] += spin;
+  }
+  PhaseTimers timers;
+  bdem::Domain d(scene, MPI_COMM_WORLD, g, timers);
+  bdem::VerletStep step(scene, d, timers);
+  const double dt = bdem::scene_time_step(scene);
+  auto owned_where = [&](int remainder) {
+    std::vector<std::int32_t> slots;
+    for (std::size_t i = 0; i < d.n_owned; ++i)
+      if (d.gid[i] % 3 == remainder) slots.push_back(static_cast<std::int32_t>(i));
+    return slots;
+  };
+  step.coast();
+  step.move(owned_where(0));
+  step.compute_forces();
+  const long rebuilds_before = d.rebuilds();
+  double tau = 0;
+  long checked = 0, stale = 0;
+  auto expected_q = [&](std::int64_t id) { return quat::advance_world(g.q[id], g.w[id], tau); };
+  constexpr int kSteps = 400;
+  for (int s = 1; s <= kSteps; ++s) {
+    step.advance(tau, dt, s);
+    tau += dt;
+    if (s == kSteps / 2) {
+      step.move(owned_where(1));
+      d.refresh_ghosts();
+      step.compute_forces();
+    }
+    for (const bdem::Pair& p : d.pairs) {
+      if (!step.moves(p.a) && !step.moves(p.b)) continue;
+      for (const std::int32_t e : {p.a, p.b}) {
+        if (step.moves(e)) continue;
+        ++checked;
+        if ((d.q[e] - expected_q(d.gid[e])).cwiseAbs().maxCoeff() < 1e-13) continue;
+        if (stale++ == 0)  // (counted, not asserted: every rank must go on to the collective steps)
+          ADD_FAILURE() << "particle " << d.gid[e]
+                        << (static_cast<std::size_t>(e) < d.n_owned ? " (owned)" : " (ghost)") << " at step " << s;
+      }
+    }
+  }
+  step.uncoast();
+  const double scale = g.x[0].norm() + 1;
+  for (std::size_t i = 0; i < d.n_owned; ++i) {
+    const std::int64_t id = d.gid[i];
+    if (id % 3 != 2) continue;  // coasted throughout
+    const Eigen::Vector3d x = g.x[id] + tau * g.v[id] + (0.5 * tau * tau) * scene.gravity;
+    EXPECT_LT((d.q[i] - expected_q(id)).cwiseAbs().maxCoeff(), 1e-13) << id;
+    EXPECT_LT((d.x[i] - x).norm(), 1e-12 * scale) << id;
+    EXPECT_LT((d.v[i] - (g.v[id] + tau * scene.gravity)).norm(), 1e-12) << id;
+  }
+  long counts[2] = {checked, stale}, rebuilds = d.rebuilds() - rebuilds_before;
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  const long all_checked = counts[0];
+  EXPECT_GT(all_checked, 1000);
+  EXPECT_EQ(counts[1], 0) << "stale orientations read";
+  EXPECT_GT(rebuilds, 0) << "the spin must move the pairs past the skin";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::printf("%ld coasting orientations read by pairs checked, %ld rebuilds\n", all_checked, rebuilds);
 }
 
 // Checkpoint half-way and continue: bit-identical on the same communicator, equal on one rank.

@@ -33,6 +33,8 @@ class Halo {
 
   std::size_t ghost_count() const { return ghost_gid_.size(); }
   const std::vector<std::int64_t>& ghost_gids() const { return ghost_gid_; }
+  // The owned slots some other rank holds as ghosts, ascending, each once.
+  std::vector<std::int32_t> sent_slots() const;
 
   // Collective over neighbours: ghost slots receive their owners' current values.
   void forward(std::initializer_list<Field> fields);

@@ -140,6 +140,7 @@ void ImplicitBdem::fracture_transient(double t, double h, const std::vector<std:
   if (local) {
     verlet_.coast();
     verlet_.break_log = &fresh;
+    transient_cells_.build(x, scene_.implicit.fracture_transient_reach * d_.r_max);
     widen_transient_region(x, seeds);
   }
   forces();
@@ -177,15 +178,15 @@ void ImplicitBdem::widen_transient_region(const std::vector<Eigen::Vector3d>& x0
   for (int r = 0; r < d_.size; ++r) offsets[r + 1] = offsets[r] + counts[r];
   std::vector<Eigen::Vector3d> all(static_cast<std::size_t>(offsets.back() / 3));
   MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, flat(all), counts.data(), offsets.data(), MPI_DOUBLE, d_.comm);
+  // transient_cells_ holds the owned start positions: the cost follows the seeds, not the particles.
   const double reach = scene_.implicit.fracture_transient_reach * d_.r_max;
-  transient_cells_.build(all, reach);
   std::vector<std::int32_t> joining;
-  for (std::size_t i = 0; i < d_.n_owned; ++i) {
-    if (verlet_.moves(i)) continue;
-    bool near = false;
-    transient_cells_.for_each_near(x0[i], reach, [&](std::size_t, double) { near = true; });
-    if (near) joining.push_back(static_cast<std::int32_t>(i));
-  }
+  for (const Eigen::Vector3d& s : all)
+    transient_cells_.for_each_near(s, reach, [&](std::size_t i, double) {
+      if (!verlet_.moves(i)) joining.push_back(static_cast<std::int32_t>(i));
+    });
+  std::sort(joining.begin(), joining.end());
+  joining.erase(std::unique(joining.begin(), joining.end()), joining.end());
   verlet_.move(joining);
   long moving = verlet_.moving_owned();
   MPI_Allreduce(&moving, &transient_moving_, 1, MPI_LONG, MPI_SUM, d_.comm);

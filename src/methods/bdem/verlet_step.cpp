@@ -99,6 +99,7 @@ void VerletStep::advance(double t, double h, long step) {
   };
   {
     ScopedPhase timer(timers_, Phase::Integrate);
+    const bool lazy = coasting();
     for (std::size_t i = 0; i < d_.n_owned; ++i) {
       if (d_.constraint[i] >= 0) {  // driven or clamped: prescribed rigid motion
         prescribed_step(scene_.boundary_conditions[d_.constraint[i]], t, h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
@@ -106,10 +107,15 @@ void VerletStep::advance(double t, double h, long step) {
       }
       half_kick(i);
       d_.x[i] += h * d_.v[i];
-      d_.q[i] = quat::advance_world(d_.q[i], d_.w[i], h);
+      if (!lazy || moving_[i] != 0) d_.q[i] = quat::advance_world(d_.q[i], d_.w[i], h);
+    }
+    if (lazy) {
+      coast_time_ += h;
+      for (const std::int32_t i : rotation_readers_) rotate_to_now(static_cast<std::size_t>(i));
     }
   }
   if (d_.needs_rebuild(step)) {
+    if (coasting()) rotate_all_to_now();  // the new ghosts' orientations
     d_.rebuild();
     if (coasting()) {  // new ghosts and pairs
       d_.forward(moving_);
@@ -127,18 +133,42 @@ void VerletStep::advance(double t, double h, long step) {
 void VerletStep::coast() {
   moving_.assign(d_.x.size(), 0.0);
   moving_owned_list_.clear();
+  coast_q_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(d_.n_owned));
+  coast_time_ = 0;
   index_pairs();
 }
 
 void VerletStep::uncoast() {
+  rotate_all_to_now();
   moving_.clear();
   moving_owned_list_.clear();
   moving_pairs_.clear();
+  rotation_readers_.clear();
+  rotation_read_.clear();
+}
+
+void VerletStep::rotate_to_now(std::size_t i) {
+  // A coasting particle turns at its constant ω from its orientation at coast(): one rotation however many steps
+  // have passed (a moving or prescribed one is stepped).
+  if (moving_[i] != 0 || d_.constraint[i] >= 0 || coast_time_ == 0) return;
+  d_.q[i] = quat::advance_world(coast_q_[i], d_.w[i], coast_time_);
+}
+
+void VerletStep::rotate_all_to_now() {
+  for (std::size_t i = 0; i < d_.n_owned; ++i) rotate_to_now(i);
+}
+
+void VerletStep::reads_rotation(std::size_t i) {
+  if (rotation_read_[i] != 0) return;
+  rotation_read_[i] = 1;
+  rotation_readers_.push_back(static_cast<std::int32_t>(i));
+  rotate_to_now(i);
 }
 
 void VerletStep::move(const std::vector<std::int32_t>& owned) {
   for (const std::int32_t i : owned)
     if (moving_[i] == 0) {
+      rotate_to_now(static_cast<std::size_t>(i));  // from now on stepped
       moving_[i] = 1;
       moving_owned_list_.push_back(i);
       list_pairs_of(static_cast<std::size_t>(i));
@@ -156,6 +186,9 @@ void VerletStep::list_pairs_of(std::size_t slot) {
     if (pair_listed_[k]) continue;
     pair_listed_[k] = 1;
     moving_pairs_.push_back(k);
+    const Pair& p = d_.pairs[k];  // its force reads both orientations
+    reads_rotation(static_cast<std::size_t>(p.a));
+    if (static_cast<std::size_t>(p.b) < d_.n_owned) reads_rotation(static_cast<std::size_t>(p.b));
   }
 }
 
@@ -178,6 +211,9 @@ void VerletStep::index_pairs() {
   // particle gravity alone, on its owner too.)
   pair_listed_.assign(np, 0);
   moving_pairs_.clear();
+  rotation_read_.assign(d_.n_owned, 0);
+  rotation_readers_.clear();
+  for (const std::int32_t s : d_.sent_slots()) reads_rotation(static_cast<std::size_t>(s));  // the ghosts' owners
   for (std::size_t i = 0; i < n; ++i)
     if (moving_[i] != 0) list_pairs_of(i);
 }

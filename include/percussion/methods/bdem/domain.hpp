@@ -58,6 +58,8 @@ class Domain {
   // without reading its bond (a cache miss per pair where they only skip the bonds).
   void unlink_broken_bonds();
   void refresh_ghosts();    // collective: ghost x, q, v, w from their owners
+  // The owned slots other ranks hold as ghosts (refresh_ghosts sends them), ascending; fixed between rebuilds.
+  std::vector<std::int32_t> sent_slots() const { return halo_.sent_slots(); }
 
   // Collective. contrib holds 12 values per pair (force, torque on a; force, torque on b); sums them per owned
   // particle in partner-id order into f and t.

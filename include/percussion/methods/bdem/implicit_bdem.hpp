@@ -202,7 +202,7 @@ class ImplicitBdem final : public BdemMethod {
   long transient_steps_ = 0;
   double transient_particle_steps_ = 0;  // the transient steps times the particles that moved in each (all ranks)
   long transient_moving_ = 0;            // particles moving in the current transient, all ranks
-  geometry::CellList transient_cells_;   // the seeds of fracture_transient_reach's region
+  geometry::CellList transient_cells_;   // the owned particles at a fracture_transient_reach transient's start
   // How the next step starts (checkpoints carry it). fracture_cut_ratio: how many halvings it starts at without
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
   // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it

@@ -34,6 +34,9 @@ class VerletStep {
   // Coasting (implicit.fracture_transient_reach): from coast() on, a particle coasts (its velocity and gravity,
   // no forces) until move() lists it; only the pairs with a moving particle are evaluated, and a coasting particle
   // takes none of their forces. uncoast() makes every particle move again.
+  // A coasting particle's orientation is brought up to date only where something reads it: in a listed pair, sent
+  // to another rank, or at a rebuild, move() or uncoast(). It is then exp(ω τ) ⊗ q at the coast's start, τ the time
+  // since, the same on every rank count (its ω is constant), so the steps skip the rotations of the far particles.
   // Collective.
   void coast();
   // Collective: these owned slots move from now on (and their ghosts on the other ranks).
@@ -52,7 +55,16 @@ class VerletStep {
   // evaluate, listed once each; each local slot's pairs (pair_start_, pair_index_), rebuilt with the pairs.
   void list_pairs_of(std::size_t slot);
   void index_pairs();
+  // Coasting orientations: reads_rotation(i) for an owned slot whose q is read from now on (kept current at every
+  // step); rotate_to_now(i) gives a coasting owned slot its current q.
+  void reads_rotation(std::size_t owned);
+  void rotate_to_now(std::size_t owned);
+  void rotate_all_to_now();
   std::vector<double> moving_;
+  std::vector<Eigen::Vector4d> coast_q_;  // owned orientations at coast()
+  double coast_time_ = 0;                 // time since coast()
+  std::vector<char> rotation_read_;       // per owned slot: in rotation_readers_
+  std::vector<std::int32_t> rotation_readers_;
   std::vector<std::int32_t> moving_owned_list_;  // the moving owned slots, ascending: the only ones that take forces
   std::vector<char> pair_listed_;
   std::vector<std::uint32_t> moving_pairs_, pair_start_, pair_index_;
