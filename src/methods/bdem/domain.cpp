@@ -135,7 +135,7 @@ bool Domain::needs_rebuild(long step) {
   double largest = 0;  // max |d_i − t|²
   for (std::size_t i = 0; i < n_owned; ++i) largest = std::max(largest, (x[i] - x_ref_[i] - t).squaredNorm());
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return 2 * std::sqrt(largest) > skin;
+  return !within_skin(std::sqrt(largest));
 }
 
 void Domain::refresh_ghosts() {

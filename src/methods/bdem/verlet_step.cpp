@@ -1,6 +1,8 @@
 #include "percussion/methods/bdem/verlet_step.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "percussion/geometry/obstacle.hpp"
 #include "percussion/methods/bdem/boundary_motion.hpp"
@@ -88,37 +90,38 @@ void VerletStep::compute_forces() {
 
 void VerletStep::advance(double t, double h, long step) {
   auto half_kick = [&](std::size_t i) {
-    if (coasting() && moving_[i] == 0) {  // coasting: gravity alone
-      d_.v[i] += (0.5 * h) * scene_.gravity;
-      return;
-    }
     const double inv_m = 1.0 / d_.mass[i];
     const double inv_i = 1.0 / (0.4 * d_.mass[i] * d_.radius[i] * d_.radius[i]);
     d_.v[i] += (0.5 * h * inv_m) * force[i];
     d_.w[i] += (0.5 * h * inv_i) * torque[i];
   };
+  auto drift = [&](std::size_t i) {
+    half_kick(i);
+    d_.x[i] += h * d_.v[i];
+    d_.q[i] = quat::advance_world(d_.q[i], d_.w[i], h);
+  };
+  auto prescribed = [&](std::size_t i) {  // driven or clamped: prescribed rigid motion
+    prescribed_step(scene_.boundary_conditions[d_.constraint[i]], t, h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
+  };
+  const bool lazy = coasting();
   {
     ScopedPhase timer(timers_, Phase::Integrate);
-    const bool lazy = coasting();
-    for (std::size_t i = 0; i < d_.n_owned; ++i) {
-      if (d_.constraint[i] >= 0) {  // driven or clamped: prescribed rigid motion
-        prescribed_step(scene_.boundary_conditions[d_.constraint[i]], t, h, d_.x[i], d_.q[i], d_.v[i], d_.w[i]);
-        continue;
-      }
-      half_kick(i);
-      d_.x[i] += h * d_.v[i];
-      if (!lazy || moving_[i] != 0) d_.q[i] = quat::advance_world(d_.q[i], d_.w[i], h);
-    }
-    if (lazy) {
+    if (lazy) {  // the moving and prescribed particles, then the coasting ones something reads
+      for (const std::int32_t i : moving_owned_list_)
+        if (d_.constraint[i] < 0) drift(static_cast<std::size_t>(i));
+      for (const std::int32_t i : prescribed_) prescribed(static_cast<std::size_t>(i));
       coast_time_ += h;
-      for (const std::int32_t i : rotation_readers_) rotate_to_now(static_cast<std::size_t>(i));
+      for (const std::int32_t i : readers_) bring_up_to_date(static_cast<std::size_t>(i));
+    } else {
+      for (std::size_t i = 0; i < d_.n_owned; ++i) d_.constraint[i] >= 0 ? prescribed(i) : drift(i);
     }
   }
-  if (d_.needs_rebuild(step)) {
-    if (coasting()) rotate_all_to_now();  // the new ghosts' orientations
+  if (lazy ? pairs_may_be_missed(step) : d_.needs_rebuild(step)) {
+    if (lazy) bring_all_up_to_date();  // (positions already) the new ghosts' orientations
     d_.rebuild();
-    if (coasting()) {  // new ghosts and pairs
+    if (lazy) {  // new ghosts and pairs
       d_.forward(moving_);
+      set_coast_origin();
       index_pairs();
     }
   } else {
@@ -126,49 +129,125 @@ void VerletStep::advance(double t, double h, long step) {
   }
   compute_forces();
   ScopedPhase timer(timers_, Phase::Integrate);
-  for (std::size_t i = 0; i < d_.n_owned; ++i)
-    if (d_.constraint[i] < 0) half_kick(i);
+  if (lazy) {
+    for (const std::int32_t i : moving_owned_list_)
+      if (d_.constraint[i] < 0) half_kick(static_cast<std::size_t>(i));
+  } else {
+    for (std::size_t i = 0; i < d_.n_owned; ++i)
+      if (d_.constraint[i] < 0) half_kick(i);
+  }
 }
 
 void VerletStep::coast() {
+  coasting_ = true;
   moving_.assign(d_.x.size(), 0.0);
   moving_owned_list_.clear();
+  prescribed_.clear();
+  for (std::size_t i = 0; i < d_.n_owned; ++i)
+    if (d_.constraint[i] >= 0) prescribed_.push_back(static_cast<std::int32_t>(i));
   coast_q_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(d_.n_owned));
   coast_time_ = 0;
+  set_coast_origin();
   index_pairs();
 }
 
 void VerletStep::uncoast() {
-  rotate_all_to_now();
+  if (!coasting_) return;
+  bring_all_up_to_date();
+  coasting_ = false;
   moving_.clear();
   moving_owned_list_.clear();
   moving_pairs_.clear();
-  rotation_readers_.clear();
-  rotation_read_.clear();
+  readers_.clear();
+  read_.clear();
 }
 
-void VerletStep::rotate_to_now(std::size_t i) {
-  // A coasting particle turns at its constant ω from its orientation at coast(): one rotation however many steps
-  // have passed (a moving or prescribed one is stepped).
-  if (moving_[i] != 0 || d_.constraint[i] >= 0 || coast_time_ == 0) return;
-  d_.q[i] = quat::advance_world(coast_q_[i], d_.w[i], coast_time_);
+bool VerletStep::behind(std::size_t i) const { return moving_[i] == 0 && d_.constraint[i] < 0; }
+
+void VerletStep::bring_up_to_date(std::size_t i) {
+  // A coasting particle flies at its velocity under gravity and turns at its constant ω: its state follows from
+  // the origin in closed form however many steps have passed (velocity Verlet under a constant force is exact).
+  if (!behind(i)) return;
+  const double s = coast_time_ - origin_time_;
+  d_.x[i] = origin_x_[i] + s * origin_v_[i] + (0.5 * s * s) * scene_.gravity;
+  d_.v[i] = origin_v_[i] + s * scene_.gravity;
+  if (coast_time_ != 0) d_.q[i] = quat::advance_world(coast_q_[i], d_.w[i], coast_time_);
 }
 
-void VerletStep::rotate_all_to_now() {
-  for (std::size_t i = 0; i < d_.n_owned; ++i) rotate_to_now(i);
+void VerletStep::bring_all_up_to_date() {
+  for (std::size_t i = 0; i < d_.n_owned; ++i) bring_up_to_date(i);
 }
 
-void VerletStep::reads_rotation(std::size_t i) {
-  if (rotation_read_[i] != 0) return;
-  rotation_read_[i] = 1;
-  rotation_readers_.push_back(static_cast<std::int32_t>(i));
-  rotate_to_now(i);
+void VerletStep::set_coast_origin() {
+  // Every owned particle is up to date. For the rebuild test: the coasting particles' displacements since the last
+  // rebuild, a_i, and velocities, b_i, about the centres α, β of their boxes over all ranks, and their largest
+  // distances R_a, R_b from them.
+  const std::size_t n = d_.n_owned;
+  origin_x_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
+  origin_v_.assign(d_.v.begin(), d_.v.begin() + static_cast<std::ptrdiff_t>(n));
+  origin_time_ = coast_time_;
+  double box[12];  // −min and max of a, then of b
+  std::fill_n(box, 12, -std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!behind(i)) continue;
+    const Eigen::Vector3d a = d_.displacement(i), &b = d_.v[i];
+    for (int k = 0; k < 3; ++k) {
+      box[k] = std::max(box[k], -a[k]);
+      box[3 + k] = std::max(box[3 + k], a[k]);
+      box[6 + k] = std::max(box[6 + k], -b[k]);
+      box[9 + k] = std::max(box[9 + k], b[k]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, box, 12, MPI_DOUBLE, MPI_MAX, d_.comm);
+  any_behind_ = std::isfinite(box[0]);
+  if (!any_behind_) return;
+  for (int k = 0; k < 3; ++k) {
+    centre_a_[k] = 0.5 * (box[3 + k] - box[k]);
+    centre_b_[k] = 0.5 * (box[9 + k] - box[6 + k]);
+  }
+  double radii[2] = {0, 0};
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!behind(i)) continue;
+    radii[0] = std::max(radii[0], (d_.displacement(i) - centre_a_).norm());
+    radii[1] = std::max(radii[1], (d_.v[i] - centre_b_).norm());
+  }
+  MPI_Allreduce(MPI_IN_PLACE, radii, 2, MPI_DOUBLE, MPI_MAX, d_.comm);
+  radius_a_ = radii[0];
+  radius_b_ = radii[1];
+}
+
+bool VerletStep::pairs_may_be_missed(long step) {
+  // Domain::needs_rebuild's test holds for any common displacement t. With t = α + s β + ½ s² g (s the time since the
+  // origin), a coasting particle's displacement a_i + s b_i + ½ s² g lies within R_a + s R_b of it, so only the
+  // stepped particles are visited while that bound clears the skin; past it, the particles are brought up to date
+  // and tested as Domain does.
+  if (any_behind_) {
+    const double s = coast_time_ - origin_time_;
+    const Eigen::Vector3d t = centre_a_ + s * centre_b_ + (0.5 * s * s) * scene_.gravity;
+    double bound = radius_a_ + s * radius_b_;
+    auto visit = [&](std::int32_t i) { bound = std::max(bound, (d_.displacement(i) - t).norm()); };
+    for (const std::int32_t i : moving_owned_list_) visit(i);
+    for (const std::int32_t i : prescribed_) visit(i);
+    MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
+    if (d_.within_skin(bound)) return false;  // (a non-finite state fails it and is reported below)
+  }
+  for (std::size_t i = 0; i < d_.n_owned; ++i) bring_up_to_date(i);
+  if (d_.needs_rebuild(step)) return true;
+  set_coast_origin();
+  return false;
+}
+
+void VerletStep::reads_state(std::size_t i) {
+  if (read_[i] != 0) return;
+  read_[i] = 1;
+  readers_.push_back(static_cast<std::int32_t>(i));
+  bring_up_to_date(i);
 }
 
 void VerletStep::move(const std::vector<std::int32_t>& owned) {
   for (const std::int32_t i : owned)
     if (moving_[i] == 0) {
-      rotate_to_now(static_cast<std::size_t>(i));  // from now on stepped
+      bring_up_to_date(static_cast<std::size_t>(i));  // from now on stepped
       moving_[i] = 1;
       moving_owned_list_.push_back(i);
       list_pairs_of(static_cast<std::size_t>(i));
@@ -186,9 +265,9 @@ void VerletStep::list_pairs_of(std::size_t slot) {
     if (pair_listed_[k]) continue;
     pair_listed_[k] = 1;
     moving_pairs_.push_back(k);
-    const Pair& p = d_.pairs[k];  // its force reads both orientations
-    reads_rotation(static_cast<std::size_t>(p.a));
-    if (static_cast<std::size_t>(p.b) < d_.n_owned) reads_rotation(static_cast<std::size_t>(p.b));
+    const Pair& p = d_.pairs[k];  // its force reads both states
+    reads_state(static_cast<std::size_t>(p.a));
+    if (static_cast<std::size_t>(p.b) < d_.n_owned) reads_state(static_cast<std::size_t>(p.b));
   }
 }
 
@@ -211,9 +290,9 @@ void VerletStep::index_pairs() {
   // particle gravity alone, on its owner too.)
   pair_listed_.assign(np, 0);
   moving_pairs_.clear();
-  rotation_read_.assign(d_.n_owned, 0);
-  rotation_readers_.clear();
-  for (const std::int32_t s : d_.sent_slots()) reads_rotation(static_cast<std::size_t>(s));  // the ghosts' owners
+  read_.assign(d_.n_owned, 0);
+  readers_.clear();
+  for (const std::int32_t s : d_.sent_slots()) reads_state(static_cast<std::size_t>(s));  // the ghosts' owners
   for (std::size_t i = 0; i < n; ++i)
     if (moving_[i] != 0) list_pairs_of(i);
 }

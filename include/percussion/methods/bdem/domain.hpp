@@ -53,6 +53,10 @@ class Domain {
   // displacement common to all (then the pair lists may miss a contact); also checks that the state is finite
   // (throws NumericalError).
   bool needs_rebuild(long step);
+  // The displacement since the last rebuild that needs_rebuild tests, and its test: no pair can be missed while
+  // every owned particle on every rank lies within `bound` of one common displacement.
+  Eigen::Vector3d displacement(std::size_t i) const { return x[i] - x_ref_[i]; }
+  bool within_skin(double bound) const { return 2 * bound <= skin; }
   void rebuild();           // collective: ghosts, pairs, routing
   // After bonds broke: their pairs become contact-only, so the pair loops tell a bonded pair from the pair alone,
   // without reading its bond (a cache miss per pair where they only skip the bonds).

@@ -34,16 +34,19 @@ class VerletStep {
   // Coasting (implicit.fracture_transient_reach): from coast() on, a particle coasts (its velocity and gravity,
   // no forces) until move() lists it; only the pairs with a moving particle are evaluated, and a coasting particle
   // takes none of their forces. uncoast() makes every particle move again.
-  // A coasting particle's orientation is brought up to date only where something reads it: in a listed pair, sent
-  // to another rank, or at a rebuild, move() or uncoast(). It is then exp(ω τ) ⊗ q at the coast's start, τ the time
-  // since, the same on every rank count (its ω is constant), so the steps skip the rotations of the far particles.
+  // A coasting particle's state is brought up to date only where something reads it: in a listed pair, sent to
+  // another rank, at a rebuild, move() or uncoast(). It follows in closed form from its state at an origin (the
+  // coast's start, or the last time every particle was brought up to date): x₀ + s v₀ + ½ s² g, v₀ + s g, and
+  // exp(ω τ) ⊗ q at the coast's start (τ the time since; its ω is constant), the same on every rank count. The
+  // rebuild test bounds the coasting particles' displacements from the origin's, so the steps visit the moving and
+  // prescribed particles only, until that bound reaches the skin.
   // Collective.
   void coast();
   // Collective: these owned slots move from now on (and their ghosts on the other ranks).
   void move(const std::vector<std::int32_t>& owned);
   void uncoast();
-  bool coasting() const { return !moving_.empty(); }
-  bool moves(std::size_t slot) const { return moving_.empty() || moving_[slot] != 0; }
+  bool coasting() const { return coasting_; }  // (the same on every rank, also one without particles)
+  bool moves(std::size_t slot) const { return !coasting_ || moving_[slot] != 0; }
   long moving_owned() const { return static_cast<long>(moving_owned_list_.size()); }
 
  private:
@@ -55,16 +58,26 @@ class VerletStep {
   // evaluate, listed once each; each local slot's pairs (pair_start_, pair_index_), rebuilt with the pairs.
   void list_pairs_of(std::size_t slot);
   void index_pairs();
-  // Coasting orientations: reads_rotation(i) for an owned slot whose q is read from now on (kept current at every
-  // step); rotate_to_now(i) gives a coasting owned slot its current q.
-  void reads_rotation(std::size_t owned);
-  void rotate_to_now(std::size_t owned);
-  void rotate_all_to_now();
+  // Coasting states: reads_state(i) for an owned slot whose state is read from now on (kept up to date at every
+  // step); bring_up_to_date(i) gives a coasting owned slot its current state (behind(i): one that coasts).
+  void reads_state(std::size_t owned);
+  bool behind(std::size_t owned) const;
+  void bring_up_to_date(std::size_t owned);
+  void bring_all_up_to_date();
+  void set_coast_origin();                // collective; every owned particle up to date
+  bool pairs_may_be_missed(long step);    // collective: the rebuild test
+  bool coasting_ = false;
   std::vector<double> moving_;
+  std::vector<std::int32_t> prescribed_;  // owned slots with a boundary condition
   std::vector<Eigen::Vector4d> coast_q_;  // owned orientations at coast()
   double coast_time_ = 0;                 // time since coast()
-  std::vector<char> rotation_read_;       // per owned slot: in rotation_readers_
-  std::vector<std::int32_t> rotation_readers_;
+  std::vector<Eigen::Vector3d> origin_x_, origin_v_;  // owned, at origin_time_
+  double origin_time_ = 0;
+  bool any_behind_ = false;               // some rank has a coasting particle
+  Eigen::Vector3d centre_a_ = Eigen::Vector3d::Zero(), centre_b_ = Eigen::Vector3d::Zero();
+  double radius_a_ = 0, radius_b_ = 0;
+  std::vector<char> read_;                // per owned slot: in readers_
+  std::vector<std::int32_t> readers_;
   std::vector<std::int32_t> moving_owned_list_;  // the moving owned slots, ascending: the only ones that take forces
   std::vector<char> pair_listed_;
   std::vector<std::uint32_t> moving_pairs_, pair_start_, pair_index_;
