@@ -634,6 +634,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"explicit_intervals", static_cast<double>(explicit_intervals_)},
           {"explicit_steps", static_cast<double>(explicit_steps_)},
           {"transient_steps", static_cast<double>(transient_steps_)},
+          {"transient_full_rebuild_tests", static_cast<double>(verlet_.full_rebuild_tests)},
           {"transient_moving_share", transient_steps_ > 0 ? transient_particle_steps_ / (static_cast<double>(
                                                                 transient_steps_) * static_cast<double>(d_.n_global))
                                                           : 0.0},

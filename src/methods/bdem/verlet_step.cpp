@@ -231,6 +231,7 @@ bool VerletStep::pairs_may_be_missed(long step) {
     MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MAX, d_.comm);
     if (d_.within_skin(bound)) return false;  // (a non-finite state fails it and is reported below)
   }
+  ++full_rebuild_tests;
   for (std::size_t i = 0; i < d_.n_owned; ++i) bring_up_to_date(i);
   if (d_.needs_rebuild(step)) return true;
   set_coast_origin();
