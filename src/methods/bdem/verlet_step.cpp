@@ -116,8 +116,7 @@ void VerletStep::advance(double t, double h, long step) {
       for (std::size_t i = 0; i < d_.n_owned; ++i) d_.constraint[i] >= 0 ? prescribed(i) : drift(i);
     }
   }
-  if (lazy ? pairs_may_be_missed(step) : d_.needs_rebuild(step)) {
-    if (lazy) bring_all_up_to_date();  // (positions already) the new ghosts' orientations
+  if (lazy ? pairs_may_be_missed(step) : d_.needs_rebuild(step)) {  // (every particle is then up to date)
     d_.rebuild();
     if (lazy) {  // new ghosts and pairs
       d_.forward(moving_);
@@ -232,7 +231,7 @@ bool VerletStep::pairs_may_be_missed(long step) {
     if (d_.within_skin(bound)) return false;  // (a non-finite state fails it and is reported below)
   }
   ++full_rebuild_tests;
-  for (std::size_t i = 0; i < d_.n_owned; ++i) bring_up_to_date(i);
+  bring_all_up_to_date();
   if (d_.needs_rebuild(step)) return true;
   set_coast_origin();
   return false;
