@@ -205,7 +205,9 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
 
   if (const auto c = root.optional_object("implicit", {"form", "optimizer", "tolerance", "max_iterations",
-                                                       "step_cuts", "step_factor", "hessian", "fracture_rounds",
+                                                       "step_cuts", "split_above_iterations",
+                                                       "merge_below_iterations", "step_factor", "hessian",
+                                                       "fracture_rounds",
                                                        "fracture_cut_ratio", "fracture_integrator", "explicit_window",
                                                        "fracture_transient", "fracture_transient_reach",
                                                        "reuse_preconditioner",
@@ -218,6 +220,14 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.implicit.max_iterations =
         static_cast<int>(c->integer_or("max_iterations", s.implicit.max_iterations, Range::closed(1, 100000)));
     s.implicit.step_cuts = static_cast<int>(c->integer_or("step_cuts", s.implicit.step_cuts, Range::closed(0, 20)));
+    s.implicit.split_above_iterations =
+        c->number_or("split_above_iterations", s.implicit.split_above_iterations, Range::closed(0.0, 1e6));
+    s.implicit.merge_below_iterations =
+        c->number_or("merge_below_iterations", s.implicit.merge_below_iterations, Range::closed(0.0, 1e6));
+    if (s.implicit.split_above_iterations > 0 && s.implicit.merge_below_iterations > s.implicit.split_above_iterations)
+      c->fail_at("merge_below_iterations", "must not exceed split_above_iterations (" +
+                                               JsonChecker::format_number(s.implicit.split_above_iterations) +
+                                               "), got " + JsonChecker::format_number(s.implicit.merge_below_iterations));
     s.implicit.step_factor = c->number_or("step_factor", s.implicit.step_factor, Range::positive());
     s.implicit.hessian = c->choice_or("hessian", s.implicit.hessian, {"projected", "exact", "gauss_newton"}, "hessian");
     s.implicit.fracture_rounds =

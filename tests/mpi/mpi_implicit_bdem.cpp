@@ -1084,6 +1084,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
                           1e4, "bdf2");
   cut.implicit.fracture_cut_ratio = 1.5;
   cut.implicit.step_cuts = 1;
+  cut.implicit.split_above_iterations = 0;  // the depth of the cuts alone
   Scene halves = cut;
   halves.implicit.fracture_cut_ratio = 0;
   halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
@@ -1102,6 +1103,51 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12);
   a.write_checkpoint(path);
   EXPECT_EQ(bdem::model_from_checkpoint(path, MPI_COMM_WORLD).schedule.fracture_depth, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
+// A step whose minimisations took more than implicit.split_above_iterations (10) Newton iterations each starts the
+// next one a halving deeper, as MOOSE's IterationAdaptiveDT cuts its step, and the depth stays while the halves take
+// at least merge_below_iterations (5) each. drop_small's impact step takes 11 and its later whole steps 14-27 each,
+// their halves 6-7 each: the run takes about two thirds of the Newton iterations, breaks the same bonds within 2 %
+// and keeps the same energy within 5 %. A checkpoint carries the depth: a run restarted after the impact step takes
+// the same halves bit for bit.
+TEST(ImplicitBdem, NewtonEffortSplitsTheNextStep) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Scene adaptive = shipped_scene("drop_small.json");
+  adaptive.integrator = "implicit";
+  ASSERT_EQ(adaptive.implicit.split_above_iterations, 10);  // the defaults
+  ASSERT_EQ(adaptive.implicit.merge_below_iterations, 5);
+  Scene whole = adaptive;
+  whole.implicit.split_above_iterations = 0;
+  const Outcome a = run(adaptive), b = run(whole);
+  EXPECT_GE(a.counters.at("iteration_splits"), 1);
+  EXPECT_EQ(b.counters.at("iteration_splits"), 0);
+  EXPECT_EQ(a.counters.at("unconverged_steps") + b.counters.at("unconverged_steps"), 0);
+  EXPECT_NEAR(a.time, b.time, 1e-12);
+  EXPECT_LT(a.counters.at("newton_iterations"), 0.8 * b.counters.at("newton_iterations"));
+  ASSERT_GT(b.final.bonds_broken, 5000);
+  EXPECT_NEAR(static_cast<double>(a.final.bonds_broken), static_cast<double>(b.final.bonds_broken),
+              0.02 * static_cast<double>(b.final.bonds_broken));
+  EXPECT_NEAR(a.final.total, b.final.total, 0.05 * b.final.total);
+  if (rank == 0)
+    std::printf("drop_small: Newton iterations %g (%g splits) against %g at whole steps; broken bonds %ld against %ld; "
+                "energy %g against %g\n",
+                a.counters.at("newton_iterations"), a.counters.at("iteration_splits"),
+                b.counters.at("newton_iterations"), static_cast<long>(a.final.bonds_broken),
+                static_cast<long>(b.final.bonds_broken), a.final.total, b.final.total);
+
+  const std::string dir = shared_temp_dir(), path = dir + "/split.h5";
+  ASSERT_FALSE(dir.empty());
+  ImplicitBdem m(adaptive, MPI_COMM_WORLD, bdem::model_from_scene(adaptive));
+  while (m.counters().at("iteration_splits") < 1 && m.time() < adaptive.time.end - 1e-12) m.advance();  // the impact
+  m.write_checkpoint(path);
+  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  EXPECT_EQ(ck.schedule.fracture_depth, 1);
+  ImplicitBdem restarted(adaptive, MPI_COMM_WORLD, ck);
+  expect_same_steps(m, restarted, 2);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::filesystem::remove_all(dir);
 }
@@ -1428,6 +1474,7 @@ TEST(ImplicitBdem, PredictedContactNormalsSaveNewtonIterations) {
   Scene predicted = shipped_scene("drop_small.json");
   predicted.integrator = "implicit";
   ASSERT_EQ(predicted.implicit.contact_normal, "predicted");  // the default
+  predicted.implicit.split_above_iterations = 0;  // both at the same steps (the current normals' would be split)
   Scene current = predicted;
   current.implicit.contact_normal = "current";
   constexpr int kSteps = 8;

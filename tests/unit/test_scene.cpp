@@ -322,6 +322,8 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
        "/implicit/contact_normal: unknown contact_normal 'start' (expected one of: predicted, current)"},
       {"/implicit", json{{"step_cuts", 21}}, "/implicit/step_cuts: must be"},
       {"/implicit", json{{"step_cuts", 1.5}}, "/implicit/step_cuts: expected"},
+      {"/implicit", json{{"split_above_iterations", 4}, {"merge_below_iterations", 6}},
+       "t.json: /implicit/merge_below_iterations: must not exceed split_above_iterations (4), got 6"},
       {"/implicit", json{{"fracture_cut_ratio", 0.5}},
        "t.json: /implicit/fracture_cut_ratio: must be 0 (off) or above 1 (a stress ratio at which bonds already break), got 0.5"},
       {"/implicit", json{{"fracture_cut_ratio", -2}}, "/implicit/fracture_cut_ratio: must be"},

@@ -94,6 +94,12 @@ struct ImplicitControl {
   // A step whose minimisation does not converge in max_iterations is taken again as two half steps, up to
   // this many halvings deep (as MOOSE's time-step cutback); 0 keeps the unconverged state.
   int step_cuts = 3;
+  // Newton effort sets the depth a step starts at (as MOOSE's IterationAdaptiveDT): a step whose minimisations took
+  // more than split_above_iterations Newton iterations each, on average, starts the next one a halving deeper,
+  // within step_cuts; one below merge_below_iterations backs off a halving; in between the depth stays. 0 = off
+  // (the depth then backs off a halving at every step).
+  double split_above_iterations = 10;
+  double merge_below_iterations = 5;
   double step_factor = 20;           // time step = step_factor x critical step when time.step is absent, > 0
   // Bond Hessian in the Newton matrix: "projected" (exact, per-bond eigenvalue clamp, notes 2.9), "exact"
   // (no clamp: CG may meet negative curvature) or "gauss_newton" (PSD by construction, cheaper).

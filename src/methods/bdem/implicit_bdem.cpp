@@ -381,6 +381,7 @@ void ImplicitBdem::advance() {
     ++block_jacobi_steps_;
   }
   factor_tried_ = factor_shifted_ = false;
+  const long newton_before = newton_iterations_, minimisations_before = minimisations_;
   if (scene_.implicit.fracture_integrator == "explicit" && schedule_.explicit_intervals > 0) {
     --schedule_.explicit_intervals;  // (explicit_interval opens the window again if bonds break)
     keep_interval_start();
@@ -388,7 +389,20 @@ void ImplicitBdem::advance() {
   } else {
     solve_interval(time(), dt_, scene_.implicit.step_cuts, start);
   }
-  schedule_.fracture_depth = std::max(deepest_fracture_cut_, start - 1);
+  // The next step's depth: a fracture cut's, else by this step's Newton effort (implicit.split_above_iterations).
+  int next = start - 1;
+  const double split = scene_.implicit.split_above_iterations;
+  if (split > 0 && minimisations_ > minimisations_before) {
+    const double per = static_cast<double>(newton_iterations_ - newton_before) /
+                       static_cast<double>(minimisations_ - minimisations_before);
+    if (per > split && start < scene_.implicit.step_cuts) {
+      next = start + 1;
+      ++iteration_splits_;
+    } else if (per >= scene_.implicit.merge_below_iterations) {
+      next = start;
+    }
+  }
+  schedule_.fracture_depth = std::max({deepest_fracture_cut_, next, 0});
   // A shifted IC(0) is dropped for the fallback at once (minimise), and where it shifts at one step it
   // mostly shifts at the next: the late steps of the paper-size chocolate each factored it, shifted, solved once
   // with it and went on with the fallback (then point-block Jacobi). Skipping those factorisations took 12 such steps from
@@ -630,6 +644,7 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"failed_factorisations", static_cast<double>(system_.failed_set_ups())},
           {"step_cuts", static_cast<double>(step_cuts_)},
           {"fracture_cuts", static_cast<double>(fracture_cuts_)},
+          {"iteration_splits", static_cast<double>(iteration_splits_)},
           {"fracture_rounds", static_cast<double>(fracture_rounds_)},
           {"explicit_intervals", static_cast<double>(explicit_intervals_)},
           {"explicit_steps", static_cast<double>(explicit_steps_)},

@@ -130,6 +130,7 @@ bool ImplicitBdem::bonds_turned() const {
 }
 
 bool ImplicitBdem::minimise() {
+  ++minimisations_;
   const double h = h_;
   const std::size_t n = d_.n_owned;
   const bool newton = scene_.implicit.optimizer == "newton";

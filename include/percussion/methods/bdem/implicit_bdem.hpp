@@ -180,6 +180,7 @@ class ImplicitBdem final : public BdemMethod {
   double energy_noise_ = 0;  // this rank's share of Φ's round-off scale at the last gradient evaluation
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
+  long minimisations_ = 0;  // calls of minimise(): the sub-steps a step's Newton effort is averaged over
   long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
   long contact_refreshes_ = 0, contact_normal_updates_ = 0;
@@ -196,6 +197,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Matrix3d> pair_contact_hessian_;  // the contact Hessian in the matrix, where it is not zero
   std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
+  long iteration_splits_ = 0;  // steps whose Newton effort started the next one a halving deeper
   long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
   VerletStep verlet_;         // the explicit steps of implicit.fracture_integrator "explicit" and fracture_transient
   long explicit_intervals_ = 0, explicit_steps_ = 0;

@@ -16,7 +16,7 @@ namespace percussion::bdem {
 // How an implicit run's next step starts, besides the state: root attributes of its checkpoints (of the same
 // names), so that a restart takes the path the interrupted run would have taken. 0 = absent.
 struct StepSchedule {
-  int fracture_depth = 0;        // halvings the next step starts at (implicit.fracture_cut_ratio)
+  int fracture_depth = 0;        // halvings the next step starts at (fracture cuts, implicit.split_above_iterations)
   int block_jacobi_backoff = 0;  // steps the last shifted IC(0) sent to point-block Jacobi (ImplicitBdem::advance)
   int block_jacobi_steps = 0;    // of those, the steps still to start on point-block Jacobi
   int explicit_intervals = 0;    // steps still to take with explicit steps (implicit.explicit_window)
