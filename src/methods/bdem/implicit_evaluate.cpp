@@ -347,6 +347,10 @@ double ImplicitBdem::evaluate(Want want) {
     // What a checkpoint needs to assemble this matrix again (restore_matrix): the state of its full assembly, which a
     // refresh keeps (the refresh at the carried step's start gives the contacts again).
     matrix_state_.resize(kMatrixState * n);
+    if (!refresh) {
+      bond_lengths_.resize(np);
+      for (std::size_t k = 0; k < np; ++k) bond_lengths_[k] = (d_.x[d_.pairs[k].b] - d_.x[d_.pairs[k].a]).norm();
+    }
     for (std::size_t i = 0; i < n && !refresh; ++i) {
       double* m = &matrix_state_[kMatrixState * i];
       Eigen::Map<Eigen::Vector3d>(m + 0) = d_.x[i];

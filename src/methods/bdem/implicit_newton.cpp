@@ -29,6 +29,13 @@ constexpr double kToleranceMargin = 0.3;
 // this angle (radians) since: a bond's blocks turn with its particles. Pieces that come apart turn by 0.03-0.1 in a
 // step of beam_stretch_small, and with their old blocks Newton took 27 iterations per step there instead of 8.
 constexpr double kRefreshTurn = 0.01;
+// ... and while no bond's length moved by more than this multiple of m l₀ / (k_n h²): there its blocks' change,
+// about k_n |ΔL| / l₀, reaches the inertia m / h², the curvature of a free piece's rigid modes. A bonded cluster
+// spinning at 0.1 rad per frame step starts each step stretched by the straight-line guess x_n + h v_n; with the
+// blocks of that guess Newton took 187 iterations over 6 steps instead of 53 (docs/implicit_bdem.md#contact_refresh).
+// Lengths rather than relative positions: those also turn with a piece, and re-assembling for that cost the
+// paper-size stretch 27 more assemblies for the same Newton iterations.
+constexpr double kRefreshShift = 1.0;
 // Line-search extrapolation (try_extrapolation): tried when the line's curvature is below this fraction of the
 // Newton model's, up to this multiple of the Newton step.
 constexpr double kExtrapolationRatio = 0.5;
@@ -119,14 +126,22 @@ void ImplicitBdem::set_direction(std::span<const double> y) {
   }
 }
 
-bool ImplicitBdem::bonds_turned() const {
+bool ImplicitBdem::bonds_moved() const {
   // The angle between unit quaternions q and p is 2 acos |q·p|; compared through its cosine.
   const double cos_half = std::cos(0.5 * kRefreshTurn);
-  int turned = 0;
-  for (std::size_t i = 0; i < d_.n_owned && !turned; ++i)
-    turned = std::abs(d_.q[i].dot(Eigen::Map<const Eigen::Vector4d>(&matrix_state_[kMatrixState * i + 3]))) < cos_half;
-  MPI_Allreduce(MPI_IN_PLACE, &turned, 1, MPI_INT, MPI_MAX, d_.comm);
-  return turned != 0;
+  int moved = 0;
+  for (std::size_t i = 0; i < d_.n_owned && !moved; ++i)
+    moved = std::abs(d_.q[i].dot(Eigen::Map<const Eigen::Vector4d>(&matrix_state_[kMatrixState * i + 3]))) < cos_half;
+  const double h2 = h_ * h_;
+  for (std::size_t k = 0; k < d_.pairs.size() && !moved && k < bond_lengths_.size(); ++k) {
+    const Pair& p = d_.pairs[k];
+    if (p.bond < 0) continue;
+    const physics::BondRest& rest = d_.bonds[p.bond].rest;
+    const double shift = std::abs((d_.x[p.b] - d_.x[p.a]).norm() - bond_lengths_[k]);
+    moved = rest.kn * h2 * shift > kRefreshShift * std::min(d_.mass[p.a], d_.mass[p.b]) * rest.l0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_INT, MPI_MAX, d_.comm);
+  return moved != 0;
 }
 
 bool ImplicitBdem::minimise() {
@@ -190,7 +205,7 @@ bool ImplicitBdem::minimise() {
     if (!gradient_first || (res >= tolerance && !lagged)) {
       // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
       const bool refresh = newton && scene_.implicit.contact_refresh && assembled_in_step;
-      const bool bonds_stale = refresh && bonds_turned();
+      const bool bonds_stale = refresh && bonds_moved();
       contacts_only_ = refresh && !bonds_stale;
       stale_bond_assemblies_ += bonds_stale;
       gradient_at_state_ = gradient_at_state;

@@ -105,9 +105,10 @@ class ImplicitBdem final : public BdemMethod {
   // A contact pair's normal where its particles are seen at pa, pb (predicted, or the current direction).
   Eigen::Vector3d branch_normal(std::size_t k, const Eigen::Vector3d& pa, const Eigen::Vector3d& pb) const;
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
-  // Collective: some particle turned by more than kRefreshTurn since the matrix's last full assembly (whose bonds'
-  // blocks a contact refresh would keep).
-  bool bonds_turned() const;
+  // Collective: since the matrix's last full assembly (whose bonds' blocks a contact refresh would keep) some
+  // particle turned by more than kRefreshTurn, or some bond's length moved by more than kRefreshShift times the
+  // inertia's stiffness over the bond's (bond_lengths_ holds them at the assembly).
+  bool bonds_moved() const;
   bool refresh_contact_normals();         // collective: normals taken at the iterate if it drifted (true then)
   // Fracture (implicit_fracture.cpp).
   double stress_ratio(const Bond& b) const;  // max(σ/σ_c, τ/τ_c) at the current state
@@ -185,7 +186,7 @@ class ImplicitBdem final : public BdemMethod {
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
   long contact_refreshes_ = 0, contact_normal_updates_ = 0;
   long active_set_stops_ = 0;       // minimisations whose active-set rounds stopped (a round's step was cut short)
-  long stale_bond_assemblies_ = 0;  // whole assemblies instead of a contact refresh (bonds_turned)
+  long stale_bond_assemblies_ = 0;  // whole assemblies instead of a contact refresh (bonds_moved)
   // implicit.contact_refresh: the next Hessian evaluation only updates the contacts' blocks of the matrix. It
   // keeps the contact Hessians it put in (pair: k d dᵀ by pair; plane: their sum by particle) to take them out.
   bool contacts_only_ = false;
@@ -226,6 +227,7 @@ class ImplicitBdem final : public BdemMethod {
   // normals were taken at), so a restart assembles the same matrix and continues bit for bit.
   static constexpr int kMatrixState = 21;
   std::vector<double> matrix_state_;
+  std::vector<double> bond_lengths_;  // per pair, |x_b − x_a| at the matrix's last full assembly (bonds_moved)
   double matrix_h_ = 0;
   long matrix_rebuild_ = -1, matrix_breaks_ = -1, breaks_ = 0;  // breaks_: bonds this rank broke so far
   bool matrix_assembled_ = false;  // by Newton (not a gradient-only optimiser)
