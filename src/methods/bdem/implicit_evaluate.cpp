@@ -349,7 +349,8 @@ double ImplicitBdem::evaluate(Want want) {
     matrix_state_.resize(kMatrixState * n);
     if (!refresh) {
       bond_lengths_.resize(np);
-      for (std::size_t k = 0; k < np; ++k) bond_lengths_[k] = (d_.x[d_.pairs[k].b] - d_.x[d_.pairs[k].a]).norm();
+      for (std::size_t k = 0; k < np; ++k)  // (bonds_moved reads the bonds' entries only)
+        if (d_.pairs[k].bond >= 0) bond_lengths_[k] = (d_.x[d_.pairs[k].b] - d_.x[d_.pairs[k].a]).norm();
     }
     for (std::size_t i = 0; i < n && !refresh; ++i) {
       double* m = &matrix_state_[kMatrixState * i];
