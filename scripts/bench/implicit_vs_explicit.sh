@@ -23,6 +23,8 @@
 # is followed with explicit steps until no bond has broken for W critical steps; the state goes back to the step's).
 # FRACTURE_TRANSIENT_REACH=R moves only the particles within R largest radii of the transient's breaks in its steps.
 # The paper's fracture scenes ship with W = 2 and R = 3; FRACTURE_TRANSIENT=0 runs them with the paper's check alone.
+# CHECK=1 (the default without WINDOW_STEPS) also runs each scene that sets the transient with the paper's check alone
+# and prints its speed-up, pieces and goal beside: both fracture treatments from one run's explicit references.
 # STEP_FACTOR=F runs them with implicit.step_factor = F (steps of F critical steps T instead of the scene's; the
 # scenes with a fixed time.step refuse it). WINDOW_STEPS still counts the scene's own implicit steps, so every
 # STEP_FACTOR covers the same simulated window.
@@ -146,7 +148,7 @@ def fragment_agreement(name_a, name_b):
         sys.exit(f"bench: {name_a} and {name_b} hold different particles")
     return piece_overlap(la, lb), largest(la), largest(lb)
 
-rows, spreads, ranks = [], [], set()
+rows, spreads, ranks, checks = [], [], set(), {}
 for stem in stems:
     ex, ex_scene = load(stem + ".explicit")
     im, im_scene = load(stem + ".implicit")
@@ -189,6 +191,13 @@ for stem in stems:
                  "yes" if overlap >= 0.95 and onset_ok else "no", int(c.get("unconverged_steps", 0)),
                  int(c.get("step_cuts", 0)), int(c.get("fracture_cuts", 0)), int(c.get("fracture_rounds", 0)),
                  int(c.get("transient_steps", 0))))
+    if os.path.exists(os.path.join(work, stem + ".implicit_check", "summary.json")):
+        ch, _ = load(stem + ".implicit_check")
+        best_c, _, _ = shortest_loop(stem + ".implicit_check", ch)
+        spf_c = seconds_per_frame(best_c, ch, interval)
+        pov_c, _, pieces_c = fragment_agreement(stem + ".explicit", stem + ".implicit_check")
+        checks[stem] = (spf_c, spf_e / spf_c, ch.get("counters", {}).get("newton_per_step", float("nan")), pov_c,
+                        pieces_c)
 
 print()
 print("s/frame = wall seconds of the time loop / simulated frames (output.frame_interval), "
@@ -239,6 +248,29 @@ for line in spreads:
     print(line)
 if goals:
     print(f"goal met on {sum(goals)} of {len(goals)} paper scenes")
+if checks:  # CHECK=1: the scenes that set implicit.fracture_transient, again with the paper's check alone
+    print()
+    print("the same implicit runs with the paper's fracture check alone (implicit.fracture_transient 0; CHECK=0 skips):")
+    print(f"{'scene':<22} {'s/frame i':>10} {'speed-up':>8} {'paper':>5} {'goal':>4} {'Newton/step':>11} "
+          f"{'piece ov':>8}  pieces (implicit)")
+    check_goals = []
+    for row in rows:
+        stem, up, pov, spov = row[0], row[7], row[15], row[16]
+        paper = PAPER.get(stem.removesuffix("_small"))
+        if stem not in checks:  # a scene without the transient: its row above
+            if paper is not None:
+                check_goals.append(up >= paper and (pov >= 0.9 or (spov == spov and pov >= spov)))
+            continue
+        spf_c, up_c, nps_c, pov_c, pieces_c = checks[stem]
+        goal = "-"
+        if paper is not None:
+            met = up_c >= paper and (pov_c >= 0.9 or (spov == spov and pov_c >= spov))
+            check_goals.append(met)
+            goal = "yes" if met else "no"
+        print(f"{stem:<22} {spf_c:>10.3g} {up_c:>8.2f} {'-' if paper is None else format(paper, '.1f'):>5} "
+              f"{goal:>4} {nps_c:>11.2f} {pov_c:>8.2f}  {'/'.join(map(str, pieces_c))}")
+    if check_goals:
+        print(f"goal met on {sum(check_goals)} of {len(check_goals)} paper scenes with the paper's check")
 
 if n_opt:
     print()
@@ -290,7 +322,8 @@ optimizer = sys.argv[4] if len(sys.argv) > 4 else None
 with open(src) as f:
     scene = json.load(f)
 half = integrator == "explicit_half"
-integrator = "explicit" if half else integrator
+check = integrator == "implicit_check"  # the implicit copy with the paper's fracture check alone
+integrator = "explicit" if half else "implicit" if check else integrator
 scene["integrator"] = integrator
 if optimizer:  # both optimisers at the scene's step, 100 iterations per step and no step cuts
     scene.setdefault("implicit", {}).update(optimizer=optimizer, max_iterations=100, step_cuts=0)
@@ -304,6 +337,8 @@ for variable, key, kind in [("FORM", "form", str), ("FRACTURE_ROUNDS", "fracture
     value = os.environ.get(variable, "")
     if integrator == "implicit" and value:
         scene.setdefault("implicit", {})[key] = kind(value)
+if check:
+    scene["implicit"]["fracture_transient"] = 0
 materials = scene["materials"]
 def material(ref):
     return materials[ref] if isinstance(ref, int) else next(m for m in materials if m["name"] == ref)
@@ -355,6 +390,7 @@ run() {
 }
 
 reference="${REFERENCE:-$([[ "${WINDOW_STEPS:-0}" == 0 ]] && echo 1 || echo 0)}"
+check="${CHECK:-$([[ "${WINDOW_STEPS:-0}" == 0 ]] && echo 1 || echo 0)}"
 integrators=(explicit implicit)
 [[ "$reference" == 1 ]] && integrators+=(explicit_half)
 stems=()
@@ -373,6 +409,12 @@ for scene in "${scenes[@]}"; do
     variant "$scene" "$work/$stem.$integrator.json" "$integrator"
     run "$stem.$integrator" "$work/$stem.$integrator.json"
   done
+  if [[ "$check" == 1 ]] && "$python" -c 'import json, sys
+sys.exit(0 if json.load(open(sys.argv[1])).get("implicit", {}).get("fracture_transient", 0) > 0 else 1)' \
+      "$work/$stem.implicit.json"; then
+    variant "$scene" "$work/$stem.implicit_check.json" implicit_check
+    run "$stem.implicit_check" "$work/$stem.implicit_check.json"
+  fi
   for ((r = 2; r <= repeat; ++r)); do  # timing only: the first runs give the counts and the fracture
     for integrator in explicit implicit; do
       run "$stem.$integrator.r$r" "$work/$stem.$integrator.json"
