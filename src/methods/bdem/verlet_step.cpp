@@ -11,59 +11,93 @@
 
 namespace percussion::bdem {
 
+void VerletStep::evaluate_pair(std::size_t k, bool all_move) {
+  std::vector<double>& c = d_.pair_contributions();
+  auto store = [&c](std::size_t k, const Eigen::Vector3d& fa, const Eigen::Vector3d& ta, const Eigen::Vector3d& fb,
+                    const Eigen::Vector3d& tb) {
+    double* o = &c[12 * k];
+    for (int e = 0; e < 3; ++e) {
+      o[e] = fa[e];
+      o[3 + e] = ta[e];
+      o[6 + e] = fb[e];
+      o[9 + e] = tb[e];
+    }
+  };
+  const auto& x = d_.x;
+  const auto& q = d_.q;
+  Pair& p = d_.pairs[k];
+  if (p.bond >= 0) {
+    Bond& bond = d_.bonds[p.bond];
+    const physics::BondForces bf =
+        physics::bond_forces(x[p.a], q[p.a], x[p.b], q[p.b], bond.rest, scene_.bonds.tensile_only);
+    // A bond to a coasting particle holds: the coasting side's strain is not followed.
+    if (!physics::bond_breaks(bf.sigma, bf.tau, bond.sigma_c, bond.tau_c) ||
+        (!all_move && (moving_[p.a] == 0 || moving_[p.b] == 0))) {
+      store(k, bf.fi, bf.ti, bf.fj, bf.tj);
+      interaction_energy += bf.energy;
+      return;
+    }
+    // Broken at this state: the pair falls through to contact, here and in every later evaluation, so
+    // the forces stored in a checkpoint are those of the bond state stored with them.
+    bond.intact = false;
+    if (break_log) break_log->push_back(bond.la);
+    p.bond = -1;
+    ++breaks;
+  }
+  const physics::ContactForce cf = physics::sphere_sphere(
+      x[p.a], d_.v[p.a], d_.w[p.a], d_.radius[p.a], d_.mass[p.a], x[p.b], d_.v[p.b], d_.w[p.b], d_.radius[p.b],
+      d_.mass[p.b], d_.pair_law(d_.material[p.a], d_.material[p.b]));
+  if (cf.active) {
+    store(k, cf.fi, cf.ti, cf.fj, cf.tj);
+    interaction_energy += cf.energy;
+    ++contacts;
+  } else {
+    std::fill_n(&c[12 * k], 12, 0.0);
+  }
+}
+
 void VerletStep::compute_forces() {
   {
     ScopedPhase timer(timers_, Phase::Pairs);
     interaction_energy = 0;
     contacts = 0;
-    const bool tensile_only = scene_.bonds.tensile_only;
-    std::vector<double>& c = d_.pair_contributions();
-    auto store = [&c](std::size_t k, const Eigen::Vector3d& fa, const Eigen::Vector3d& ta, const Eigen::Vector3d& fb,
-                      const Eigen::Vector3d& tb) {
-      double* o = &c[12 * k];
-      for (int e = 0; e < 3; ++e) {
-        o[e] = fa[e];
-        o[3 + e] = ta[e];
-        o[6 + e] = fb[e];
-        o[9 + e] = tb[e];
-      }
-    };
-    const auto& x = d_.x;
-    const auto& q = d_.q;
     const bool all_move = !coasting();
     const std::size_t n_eval = all_move ? d_.pairs.size() : moving_pairs_.size();
-    for (std::size_t e = 0; e < n_eval; ++e) {
-      const std::size_t k = all_move ? e : moving_pairs_[e];
-      Pair& p = d_.pairs[k];
-      if (p.bond >= 0) {
-        Bond& bond = d_.bonds[p.bond];
-        const physics::BondForces bf = physics::bond_forces(x[p.a], q[p.a], x[p.b], q[p.b], bond.rest, tensile_only);
-        // A bond to a coasting particle holds: the coasting side's strain is not followed.
-        if (!physics::bond_breaks(bf.sigma, bf.tau, bond.sigma_c, bond.tau_c) ||
-            (!all_move && (moving_[p.a] == 0 || moving_[p.b] == 0))) {
-          store(k, bf.fi, bf.ti, bf.fj, bf.tj);
-          interaction_energy += bf.energy;
-          continue;
-        }
-        // Broken at this state: the pair falls through to contact, here and in every later evaluation, so
-        // the forces stored in a checkpoint are those of the bond state stored with them.
-        bond.intact = false;
-        if (break_log) break_log->push_back(bond.la);
-        p.bond = -1;
-        ++breaks;
-      }
-      const physics::ContactForce cf = physics::sphere_sphere(
-          x[p.a], d_.v[p.a], d_.w[p.a], d_.radius[p.a], d_.mass[p.a], x[p.b], d_.v[p.b], d_.w[p.b], d_.radius[p.b],
-          d_.mass[p.b], d_.pair_law(d_.material[p.a], d_.material[p.b]));
-      if (cf.active) {
-        store(k, cf.fi, cf.ti, cf.fj, cf.tj);
-        interaction_energy += cf.energy;
-        ++contacts;
-      } else {
-        std::fill_n(&c[12 * k], 12, 0.0);
-      }
-    }
+    for (std::size_t e = 0; e < n_eval; ++e) evaluate_pair(all_move ? e : moving_pairs_[e], all_move);
+    joined_.clear();
   }
+  sum_forces();
+}
+
+void VerletStep::compute_forces_of_joined() {
+  if (!coasting()) {
+    compute_forces();
+    return;
+  }
+  {
+    ScopedPhase timer(timers_, Phase::Pairs);
+    interaction_energy = 0;
+    contacts = 0;
+    // Each pair of a joined slot once (a pair of two joined slots is met twice), in no particular order: a pair's
+    // terms do not depend on when it is evaluated, and the sums below run in slot order.
+    pair_seen_.resize(d_.pairs.size(), 0);
+    if (++evaluation_ == 0) {  // (wrapped: no stamp may match)
+      std::fill(pair_seen_.begin(), pair_seen_.end(), 0);
+      evaluation_ = 1;
+    }
+    for (const std::int32_t slot : joined_)
+      for (std::uint32_t e = pair_start_[slot]; e < pair_start_[slot + 1]; ++e) {
+        const std::uint32_t k = pair_index_[e];
+        if (pair_seen_[k] == evaluation_) continue;
+        pair_seen_[k] = evaluation_;
+        evaluate_pair(k, false);
+      }
+    joined_.clear();
+  }
+  sum_forces();
+}
+
+void VerletStep::sum_forces() {
   // Coasting: only the moving particles take forces (a coasting one's neighbours' pull would tear it from its own).
   const std::vector<std::int32_t>* only = coasting() ? &moving_owned_list_ : nullptr;
   d_.sum_pairs(force, torque, only);
@@ -139,6 +173,7 @@ void VerletStep::advance(double t, double h, long step) {
 
 void VerletStep::coast() {
   coasting_ = true;
+  joined_.clear();
   moving_.assign(d_.x.size(), 0.0);
   moving_owned_list_.clear();
   prescribed_.clear();
@@ -159,6 +194,7 @@ void VerletStep::uncoast() {
   moving_pairs_.clear();
   readers_.clear();
   read_.clear();
+  joined_.clear();
 }
 
 bool VerletStep::behind(std::size_t i) const { return moving_[i] == 0 && d_.constraint[i] < 0; }
@@ -250,13 +286,17 @@ void VerletStep::move(const std::vector<std::int32_t>& owned) {
       bring_up_to_date(static_cast<std::size_t>(i));  // from now on stepped
       moving_[i] = 1;
       moving_owned_list_.push_back(i);
+      joined_.push_back(i);
       list_pairs_of(static_cast<std::size_t>(i));
     }
   std::sort(moving_owned_list_.begin(), moving_owned_list_.end());  // their per-particle terms in slot order
   const std::vector<double> before(moving_.begin() + static_cast<std::ptrdiff_t>(d_.n_owned), moving_.end());
   d_.forward(moving_);
   for (std::size_t g = 0; g < before.size(); ++g)
-    if (before[g] == 0 && moving_[d_.n_owned + g] != 0) list_pairs_of(d_.n_owned + g);
+    if (before[g] == 0 && moving_[d_.n_owned + g] != 0) {
+      list_pairs_of(d_.n_owned + g);
+      joined_.push_back(static_cast<std::int32_t>(d_.n_owned + g));
+    }
 }
 
 void VerletStep::list_pairs_of(std::size_t slot) {

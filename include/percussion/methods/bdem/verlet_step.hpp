@@ -20,6 +20,11 @@ class VerletStep {
   // Collective: force and torque on every owned particle at the current state; a bond over its strength there
   // breaks (its pair falls through to contact, here and in every later evaluation).
   void compute_forces();
+  // Collective, while coasting, after move() added particles at the positions of the last evaluation: only the pairs
+  // of the slots that joined since then are evaluated again, and the others keep that evaluation's terms (the same
+  // positions and moving ends; their contacts' damping read the velocities of then, as at every step, where the
+  // forces read the half-kicked velocities). interaction_energy and contacts then count the pairs evaluated again.
+  void compute_forces_of_joined();
   // Collective: the state from time t to t + h, the forces current at the start and again at the end. `step` (the
   // step it ends) names the step in an error message.
   void advance(double t, double h, long step);
@@ -57,6 +62,8 @@ class VerletStep {
 
   // Coasting: 1 per local slot (owned, then ghosts) that moves, a double so Domain::forward sends it; the pairs to
   // evaluate, listed once each; each local slot's pairs (pair_start_, pair_index_), rebuilt with the pairs.
+  void evaluate_pair(std::size_t k, bool all_move);  // its terms into the pair contributions; may break its bond
+  void sum_forces();  // the pair sums and per-particle terms of the particles that take forces
   void list_pairs_of(std::size_t slot);
   void index_pairs();
   // Coasting states: reads_state(i) for an owned slot whose state is read from now on (kept up to date at every
@@ -81,6 +88,9 @@ class VerletStep {
   std::vector<std::int32_t> readers_;
   std::vector<std::int32_t> moving_owned_list_;  // the moving owned slots, ascending: the only ones that take forces
   std::vector<char> pair_listed_;
+  std::vector<std::int32_t> joined_;      // local slots that moved since the last evaluation
+  std::vector<std::uint32_t> pair_seen_;  // per pair: the evaluation that last took it (compute_forces_of_joined)
+  std::uint32_t evaluation_ = 0;
   std::vector<std::uint32_t> moving_pairs_, pair_start_, pair_index_;
 };
 
