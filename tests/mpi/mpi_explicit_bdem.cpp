@@ -307,9 +307,8 @@ TEST(ExplicitBdem, CoastingParticlesAreUpToDateWhereTheirStateIsRead) {
 
 // After move(), compute_forces_of_joined evaluates again only the pairs of the particles that joined; its forces,
 // torques and broken bonds must be those of evaluating every listed pair at the state of the last evaluation, to
-// the bit. A bond between
-// a joining particle and one already moving held while its end coasted and breaks now, so leaving out the joining
-// particles' pairs that were already listed fails the test, as does a stale pair sum.
+// the bit. A bond between a joining particle and one already moving held while its end coasted and breaks now, so
+// leaving out the joining particles' pairs that were already listed fails the test, as does a stale pair sum.
 TEST(ExplicitBdem, ForcesOfJoinedParticlesAreThoseOfAWholeEvaluation) {
   const Scene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])", 3e4);
   bdem::GlobalModel g = bdem::model_from_scene(scene);

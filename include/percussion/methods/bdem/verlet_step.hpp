@@ -23,7 +23,7 @@ class VerletStep {
   // Collective, while coasting, after move() added particles at the positions of the last evaluation: only the pairs
   // of the slots that joined since then are evaluated again, and the others keep that evaluation's terms (the same
   // positions and moving ends; their contacts' damping read the velocities of then, as at every step, where the
-  // forces read the half-kicked velocities). interaction_energy and contacts then count the pairs evaluated again.
+  // forces read the half-kicked velocities). interaction_energy and contacts then count those pairs and the obstacles.
   void compute_forces_of_joined();
   // Collective: the state from time t to t + h, the forces current at the start and again at the end. `step` (the
   // step it ends) names the step in an error message.
