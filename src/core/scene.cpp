@@ -212,7 +212,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
                                                        "fracture_transient", "fracture_transient_reach",
                                                        "reuse_preconditioner",
                                                        "hessian_lag_contraction",
-                                                       "line_search_extrapolation", "contact_refresh", "contact_normal",
+                                                       "line_search_extrapolation", "line_search_contacts", "contact_refresh",
+                                                       "contact_normal",
                                                        "active_set_rounds", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint", "bdf2"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
@@ -254,6 +255,7 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
         c->number_or("hessian_lag_contraction", s.implicit.hessian_lag_contraction, Range::closed_open(0.0, 1.0));
     s.implicit.line_search_extrapolation =
         c->boolean_or("line_search_extrapolation", s.implicit.line_search_extrapolation);
+    s.implicit.line_search_contacts = c->boolean_or("line_search_contacts", s.implicit.line_search_contacts);
     s.implicit.contact_refresh = c->boolean_or("contact_refresh", s.implicit.contact_refresh);
     s.implicit.contact_normal =
         c->choice_or("contact_normal", s.implicit.contact_normal, {"predicted", "current"}, "contact_normal");

@@ -228,6 +228,7 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   doc["implicit"] = json{{"petsc_options", "  -bdem_pc_type gamg -bdem_ksp_monitor -bdem_pc_gamg_threshold -1 "},
                          {"reuse_preconditioner", false},
                          {"line_search_extrapolation", false},
+                         {"line_search_contacts", false},
                          {"contact_refresh", false},
                          {"contact_normal", "current"}};
   const Scene s = parse_scene_text(doc.dump(), "t.json");
@@ -239,6 +240,8 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.reuse_preconditioner);
   EXPECT_FALSE(s.implicit.line_search_extrapolation);
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_extrapolation);
+  EXPECT_FALSE(s.implicit.line_search_contacts);
+  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_contacts);
   EXPECT_FALSE(s.implicit.contact_refresh);
   EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.contact_refresh);
   EXPECT_EQ(s.implicit.contact_normal, "current");

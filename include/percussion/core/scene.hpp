@@ -133,6 +133,10 @@ struct ImplicitControl {
   // After a full Newton step whose energy fell far less than its quadratic model predicted, try the minimiser of
   // the parabola along the step (up to 8x it); false keeps plain Armijo backtracking.
   bool line_search_extrapolation = true;
+  // The line search's first trial step is the minimiser along the Newton direction of its model with the contacts
+  // (pairs and planes) taken exactly (physics/contact_line.hpp), where that is short of the full step; false tries
+  // the full step first.
+  bool line_search_contacts = true;
   // A Newton iteration that needs a new matrix after an earlier one of the same step was assembled updates only
   // the contacts' blocks (pairs and planes) and keeps the bonds' and the inertia's (lagged): contacts that open and
   // close change the matrix outright, the bonds' blocks change little within a step. false assembles everything.

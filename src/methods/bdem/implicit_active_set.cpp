@@ -25,6 +25,22 @@ Eigen::Vector3d ImplicitBdem::branch_normal(std::size_t k, const Eigen::Vector3d
   return length > 0.0 ? Eigen::Vector3d(delta / length) : Eigen::Vector3d::UnitX();
 }
 
+void ImplicitBdem::take_direction_step() {
+  direction_step_.resize(d_.x.size());
+  for (std::size_t i = 0; i < d_.n_owned; ++i) direction_step_[i] = direction_[i].head<3>();
+  d_.forward(direction_step_);
+}
+
+physics::LineContact ImplicitBdem::contact_along_direction(std::size_t k, Eigen::Vector3d& normal) const {
+  const Pair& p = d_.pairs[k];
+  const Eigen::Vector3d& pa = d_.x[p.a];  // (contacts are seen at the iterate in every form)
+  const Eigen::Vector3d& pb = d_.x[p.b];
+  normal = branch_normal(k, pa, pb);
+  const double reach = d_.radius[p.a] + d_.radius[p.b];
+  const double gap = predicted_normals_ ? normal.dot(pb - pa) - reach : (pb - pa).norm() - reach;
+  return {gap, normal.dot(direction_step_[p.b] - direction_step_[p.a])};
+}
+
 long ImplicitBdem::switch_contact_branches() {
   const std::size_t n = d_.n_owned, np = d_.pairs.size();
   // No contact candidate on any rank (a bonded body alone): nothing to switch, and no exchange.
@@ -34,9 +50,7 @@ long ImplicitBdem::switch_contact_branches() {
                           : 0;
   MPI_Allreduce(MPI_IN_PLACE, &candidates, 1, MPI_LONG, MPI_SUM, d_.comm);
   if (candidates == 0) return 0;
-  branch_step_.resize(d_.x.size());
-  for (std::size_t i = 0; i < n; ++i) branch_step_[i] = direction_[i].head<3>();
-  d_.forward(branch_step_);
+  take_direction_step();
   contact_branch_.assign(np, 0);
   branch_gradient_.assign(n, Eigen::Vector3d::Zero());
   std::vector<double> to_owners(3 * d_.outgoing_entries(), 0.0);
@@ -47,12 +61,9 @@ long ImplicitBdem::switch_contact_branches() {
     const bool ghost_b = static_cast<std::size_t>(p.b) >= n;
     double* ghost_out = ghost_b ? &to_owners[3 * entry++] : nullptr;
     if (p.bond >= 0 || !known) continue;
-    const Eigen::Vector3d& pa = d_.x[p.a];  // (contacts are seen at the iterate in every form)
-    const Eigen::Vector3d& pb = d_.x[p.b];
-    const Eigen::Vector3d normal = branch_normal(k, pa, pb);
-    const double reach = d_.radius[p.a] + d_.radius[p.b];
-    const double gap = predicted_normals_ ? normal.dot(pb - pa) - reach : (pb - pa).norm() - reach;
-    const double gap_after = gap + normal.dot(branch_step_[p.b] - branch_step_[p.a]);
+    Eigen::Vector3d normal;
+    const physics::LineContact line = contact_along_direction(k, normal);
+    const double gap_after = line.gap + line.rate;
     const bool on = contact_active_[k] != 0, on_after = gap_after < 0.0;
     if (on == on_after) continue;
     ++flips;

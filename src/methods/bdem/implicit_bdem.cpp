@@ -640,6 +640,8 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"carried_hessians", static_cast<double>(carried_hessians_)},
           {"line_search_extrapolations", static_cast<double>(extrapolations_)},
           {"line_search_extrapolations_tried", static_cast<double>(extrapolations_tried_)},
+          {"line_search_trials", static_cast<double>(line_search_trials_)},
+          {"contact_line_steps", static_cast<double>(contact_line_steps_)},
           {"block_shifted_factorisations", static_cast<double>(system_.block_shifted())},
           {"failed_factorisations", static_cast<double>(system_.failed_set_ups())},
           {"step_cuts", static_cast<double>(step_cuts_)},

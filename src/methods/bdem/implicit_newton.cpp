@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "percussion/geometry/obstacle.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 #include "percussion/physics/quaternion.hpp"
 
@@ -103,6 +104,39 @@ void ImplicitBdem::try_extrapolation(double slope, double change, double alpha_c
   }
   retract(1.0);
   energy_change();  // the accepted state's energies and contact sets
+}
+
+// The line search's first trial (implicit.line_search_contacts): the minimiser on (0, 1] of the Newton model along
+// the direction with its contacts, pairs and planes, taken exactly (physics/contact_line.hpp). The model's curvature
+// along a direction of CG from a zero guess is −slope.
+double ImplicitBdem::contact_line_step(double slope) {
+  const std::size_t n = d_.n_owned;
+  // No contact candidate and no obstacle on any rank (a bonded body alone): the full step, and no exchange.
+  int contacts = !scene_.obstacles.empty() ||
+                 std::any_of(d_.pairs.begin(), d_.pairs.end(), [](const Pair& p) { return p.bond < 0; });
+  MPI_Allreduce(MPI_IN_PLACE, &contacts, 1, MPI_INT, MPI_MAX, d_.comm);
+  if (!contacts) return 1.0;
+  line_contacts_.clear();
+  auto add = [&](double gap, double rate) {
+    if (gap < 0 || gap + rate < 0) line_contacts_.push_back({gap, rate});
+  };
+  take_direction_step();
+  Eigen::Vector3d normal;
+  for (std::size_t k = 0; k < d_.pairs.size(); ++k) {
+    if (d_.pairs[k].bond >= 0) continue;
+    const physics::LineContact line = contact_along_direction(k, normal);
+    add(line.gap, line.rate);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d_.constraint[i] >= 0) continue;
+    for (const auto& obstacle : scene_.obstacles)
+      geometry::for_each_plane(obstacle, [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
+        add((d_.x[i] - point).dot(normal) - d_.radius[i], normal.dot(direction_step_[i]));
+      });
+  }
+  return physics::contact_line_minimiser(slope, -slope, line_contacts_, contact_k_, [&](double* values, int count) {
+    MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, d_.comm);
+  });
 }
 
 double ImplicitBdem::residual() {
@@ -359,6 +393,12 @@ bool ImplicitBdem::minimise() {
     particle_energy_base_ = particle_energy_;
     const double alpha_cap = global[2] > 0 ? d_.r_max / global[2] : 1e300;
     double alpha = std::min(1.0, alpha_cap);
+    // (Not after an active-set round, whose direction is not CG's on this iterate's model.)
+    if (scene_.implicit.line_search_contacts && cg_direction && !switched) {
+      const double contact_alpha = contact_line_step(global[0]);
+      contact_line_steps_ += contact_alpha < alpha;
+      alpha = std::min(alpha, contact_alpha);
+    }
     bool accepted = false;
     // A full step the next iteration will take only the gradient of (a predicted convergence, or a lagged
     // Hessian) is evaluated with it at once: on the bonded scenes nearly every full step is accepted, and one
@@ -370,6 +410,7 @@ bool ImplicitBdem::minimise() {
       double change = 0;
       for (int ls = 0; ls < kMaxBacktracks && !accepted; ++ls, alpha *= 0.5) {
         retract(alpha);
+        ++line_search_trials_;
         change = energy_change(ls == 0 && gradient_next ? Want::Gradient : Want::Energy);
         accepted = change <= kArmijo * alpha * global[0] || (-alpha * global[0] < noise && change < noise);
         if (accepted) break;

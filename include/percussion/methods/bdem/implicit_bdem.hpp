@@ -22,6 +22,7 @@
 #include "percussion/geometry/cell_list.hpp"
 #include "percussion/methods/bdem/bdem_method.hpp"
 #include "percussion/methods/bdem/verlet_step.hpp"
+#include "percussion/physics/contact_line.hpp"
 #include "percussion/solvers/block_system.hpp"
 
 namespace percussion::bdem {
@@ -96,6 +97,7 @@ class ImplicitBdem final : public BdemMethod {
   // the model's gradient at the step's end x + direction_ in branch_gradient_. Returns how many pairs switch, over
   // all ranks.
   long switch_contact_branches();
+  double contact_line_step(double slope);  // collective: the line search's first trial (line_search_contacts)
   // One active-set round after a Newton solve of A y = rhs at residual res with forcing rtol: the switched pairs'
   // blocks refreshed, y corrected for them and direction_ set from it. False, and nothing changed, when no pair
   // switches. Collective.
@@ -104,6 +106,10 @@ class ImplicitBdem final : public BdemMethod {
   void set_direction(std::span<const double> y);  // direction_ = S y in the particles' order
   // A contact pair's normal where its particles are seen at pa, pb (predicted, or the current direction).
   Eigen::Vector3d branch_normal(std::size_t k, const Eigen::Vector3d& pa, const Eigen::Vector3d& pb) const;
+  void take_direction_step();  // collective: direction_step_ from direction_, the ghosts' from their owners
+  // Contact candidate k's gap at the iterate and its rate along direction_step_ (exact along a predicted normal,
+  // linearised between the centres otherwise); `normal` is branch_normal's.
+  physics::LineContact contact_along_direction(std::size_t k, Eigen::Vector3d& normal) const;
   void take_contact_normals();            // pair_normal_ from normal_positions_ (owned; sent to the ghosts here)
   // Collective: since the matrix's last full assembly (whose bonds' blocks a contact refresh would keep) some
   // particle turned by more than kRefreshTurn, or some bond's length moved by more than kRefreshShift times the
@@ -198,6 +204,7 @@ class ImplicitBdem final : public BdemMethod {
   std::vector<Eigen::Matrix3d> pair_contact_hessian_;  // the contact Hessian in the matrix, where it is not zero
   std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
   long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
+  long line_search_trials_ = 0, contact_line_steps_ = 0;  // energy evaluations of the line search; trials it shortened
   long iteration_splits_ = 0;  // steps whose Newton effort started the next one a halving deeper
   long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
   VerletStep verlet_;         // the explicit steps of implicit.fracture_integrator "explicit" and fracture_transient
@@ -242,7 +249,9 @@ class ImplicitBdem final : public BdemMethod {
   // refresh; empty otherwise. branch_gradient_: per owned particle, what the switches change of the model's
   // gradient at the step's end (translation).
   std::vector<char> contact_branch_;
-  std::vector<Eigen::Vector3d> branch_gradient_, branch_step_;
+  std::vector<Eigen::Vector3d> branch_gradient_;
+  std::vector<Eigen::Vector3d> direction_step_;  // the direction's translations, ghosts included
+  std::vector<physics::LineContact> line_contacts_;  // contact_line_step's terms
   std::vector<double> round_rhs_, round_correction_;  // the round's correction solve (system rows)
   long active_set_rounds_ = 0, branch_switches_ = 0;
   std::vector<int> planes_active_;    // obstacle planes touching each owned particle, at the last assembly
