@@ -212,8 +212,8 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
                                                        "fracture_transient", "fracture_transient_reach",
                                                        "reuse_preconditioner",
                                                        "hessian_lag_contraction",
-                                                       "line_search_extrapolation", "line_search_contacts", "contact_refresh",
-                                                       "contact_normal",
+                                                       "line_search_extrapolation", "line_search_contacts",
+                                                       "contact_refresh", "contact_normal",
                                                        "active_set_rounds", "petsc_options"})) {
     s.implicit.form = c->choice_or("form", s.implicit.form, {"backward_euler", "midpoint", "bdf2"}, "form");
     s.implicit.optimizer = c->choice_or("optimizer", s.implicit.optimizer, {"newton", "gradient"}, "optimizer");
