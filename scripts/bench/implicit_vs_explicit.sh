@@ -22,7 +22,7 @@
 # FRACTURE_TRANSIENT=W runs them with implicit.fracture_transient = W (after a step's check breaks bonds, the release
 # is followed with explicit steps until no bond has broken for W critical steps; the state goes back to the step's).
 # FRACTURE_TRANSIENT_REACH=R moves only the particles within R largest radii of the transient's breaks in its steps.
-# The paper's fracture scenes but the cloth ship with W = 2 (R = 3, the stretches 7); FRACTURE_TRANSIENT=0 runs
+# The stretch, chocolate and plate ship with W = 2 (R = 3, the stretches 7); FRACTURE_TRANSIENT=0 runs
 # them with the paper's check alone.
 # CHECK=1 (the default without WINDOW_STEPS) also runs each scene that sets the transient with the paper's check alone
 # and prints its speed-up, pieces and goal beside: both fracture treatments from one run's explicit references.
