@@ -72,12 +72,18 @@ struct PlaneReduced3 {
   bool active;
 };
 
-// Half-space {x : (x − point)·n >= 0}: V = ½ k g², g = (p − point)·n − r, while g < 0. Exact SDF, so the
-// Hessian k n nᵀ is already PSD.
+// The gap g = (p − point)·n − r of a sphere to the half-space {x : (x − point)·n >= 0}.
+inline double plane_gap(const Eigen::Vector3d& p, double r, const Eigen::Vector3d& point,
+                        const Eigen::Vector3d& unit_normal) {
+  return (p - point).dot(unit_normal) - r;
+}
+
+// Half-space {x : (x − point)·n >= 0}: V = ½ k g², g = plane_gap, while g < 0. Exact SDF, so the Hessian k n nᵀ is
+// already PSD.
 inline PlaneReduced3 plane_penalty(const Eigen::Vector3d& p, double r, const Eigen::Vector3d& point,
                                    const Eigen::Vector3d& unit_normal, double k) {
   PlaneReduced3 out;
-  const double g = (p - point).dot(unit_normal) - r;
+  const double g = plane_gap(p, r, point, unit_normal);
   out.active = g < 0.0;
   if (!out.active) {
     out.energy = 0.0;

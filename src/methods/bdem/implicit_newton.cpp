@@ -7,6 +7,7 @@
 
 #include "percussion/geometry/obstacle.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
+#include "percussion/physics/manifold_contact.hpp"
 #include "percussion/physics/quaternion.hpp"
 
 namespace percussion::bdem {
@@ -130,8 +131,8 @@ double ImplicitBdem::contact_line_step(double slope) {
   for (std::size_t i = 0; i < n; ++i) {
     if (d_.constraint[i] >= 0) continue;
     for (const auto& obstacle : scene_.obstacles)
-      geometry::for_each_plane(obstacle, [&](const Eigen::Vector3d& point, const Eigen::Vector3d& normal) {
-        add((d_.x[i] - point).dot(normal) - d_.radius[i], normal.dot(direction_step_[i]));
+      geometry::for_each_plane(obstacle, [&](const Eigen::Vector3d& point, const Eigen::Vector3d& unit_normal) {
+        add(physics::plane_gap(d_.x[i], d_.radius[i], point, unit_normal), unit_normal.dot(direction_step_[i]));
       });
   }
   return physics::contact_line_minimiser(slope, -slope, line_contacts_, contact_k_, [&](double* values, int count) {
