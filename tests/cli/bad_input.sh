@@ -69,7 +69,10 @@ expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type eisenstat
 expect_output "option -bdem_pc_type eisenstat: PETSc has no SOR for the 6x6-block Newton matrix"
 # A scene's D-ILU under another preconditioner named on the command line: refused, not an unknown PETSc type.
-expect_exit 2 "$PERCUSSION" run "$INPUTS/bdem/beam_drape_124k.json" --out "$SCRATCH/out" -bdem_pc_type bjacobi
+dilu_scene="$SCRATCH/dilu.json"
+echo "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\",\"implicit\":{\"petsc_options\":\"-bdem_sub_pc_type dilu\"\}}" > "$dilu_scene"
+expect_exit 0 "$PERCUSSION" check "$dilu_scene"
+expect_exit 2 "$PERCUSSION" run "$dilu_scene" --out "$SCRATCH/out" -bdem_pc_type bjacobi
 expect_output "option -bdem_sub_pc_type dilu (command line or implicit.petsc_options) is for the default preconditioner"
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type asm -bdem_sub_pc_type sgs
 expect_output "option -bdem_sub_pc_type sgs (command line or implicit.petsc_options) is for the default preconditioner"
