@@ -3,7 +3,8 @@ source "$(dirname "$0")/../support/cli_common.sh"
 
 good=$INPUTS/bdem/beam_snap_small.json
 # mutate JQ-like: python would be simplest, but tests must not depend on it; use sed on a compact copy.
-scene() { echo "$1" > "$SCRATCH/s.json"; echo "$SCRATCH/s.json"; }
+# scene TEXT [NAME]: TEXT into $SCRATCH/NAME.json (default s.json, which the next call overwrites); prints the path.
+scene() { local f="$SCRATCH/${2:-s}.json"; echo "$1" > "$f"; echo "$f"; }
 base='{"method":"bdem","materials":[{"name":"m","density":1000,"youngs_modulus":1e7,"tensile_strength":3e4}],
 "bodies":[{"material":"m","particle_radius":0.02,"shape":{"type":"box","min":[0,0,0],"max":[0.2,0.2,0.2]}}],
 "time":{"end":0.01},"output":{"frame_interval":0.001}}'
@@ -69,8 +70,8 @@ expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type eisenstat
 expect_output "option -bdem_pc_type eisenstat: PETSc has no SOR for the 6x6-block Newton matrix"
 # A scene's D-ILU under another preconditioner named on the command line: refused, not an unknown PETSc type.
-dilu_scene="$SCRATCH/dilu.json"
-echo "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\",\"implicit\":{\"petsc_options\":\"-bdem_sub_pc_type dilu\"\}}" > "$dilu_scene"
+# (The \} keeps the object's closing brace from ending the substitution.)
+dilu_scene="$(scene "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\",\"implicit\":{\"petsc_options\":\"-bdem_sub_pc_type dilu\"\}}" dilu)"
 expect_exit 0 "$PERCUSSION" check "$dilu_scene"
 expect_exit 2 "$PERCUSSION" run "$dilu_scene" --out "$SCRATCH/out" -bdem_pc_type bjacobi
 expect_output "option -bdem_sub_pc_type dilu (command line or implicit.petsc_options) is for the default preconditioner"
