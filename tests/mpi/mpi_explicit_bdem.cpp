@@ -193,6 +193,7 @@ TEST(ExplicitBdem, CommonMotionNeedsNoRebuild) {
     EXPECT_GT(contact_steps, 20) << "the balls must collide";
     x = positions(MPI_COMM_WORLD, m);
     rebuilds = m.pair_rebuilds();
+    EXPECT_EQ(m.counters().at("pair_rebuilds"), static_cast<double>(rebuilds));  // what summary.json reports
     time = m.time();
   };
   std::vector<double> x_rest, x_boost;

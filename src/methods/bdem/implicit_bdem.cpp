@@ -619,7 +619,8 @@ void ImplicitBdem::write_checkpoint(const std::string& path) {
 std::map<std::string, double> ImplicitBdem::counters() const {
   const double steps = static_cast<double>(std::max(1L, steps_run_));
   const double newton = static_cast<double>(std::max(1L, newton_iterations_));
-  return {{"newton_iterations", static_cast<double>(newton_iterations_)},
+  std::map<std::string, double> counts = BdemMethod::counters();
+  counts.merge(std::map<std::string, double>{{"newton_iterations", static_cast<double>(newton_iterations_)},
           {"krylov_iterations", static_cast<double>(krylov_iterations_)},
           {"newton_per_step", static_cast<double>(newton_iterations_) / steps},
           {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
@@ -652,10 +653,12 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"explicit_steps", static_cast<double>(explicit_steps_)},
           {"transient_steps", static_cast<double>(transient_steps_)},
           {"transient_full_rebuild_tests", static_cast<double>(verlet_.full_rebuild_tests)},
+          {"explicit_step_rebuilds", static_cast<double>(verlet_.rebuilds)},
           {"transient_moving_share", transient_steps_ > 0 ? transient_particle_steps_ / (static_cast<double>(
                                                                 transient_steps_) * static_cast<double>(d_.n_global))
                                                           : 0.0},
-          {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
+          {"unconverged_steps", static_cast<double>(unconverged_steps_)}});
+  return counts;
 }
 
 }  // namespace percussion::bdem

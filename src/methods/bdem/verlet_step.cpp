@@ -152,6 +152,7 @@ void VerletStep::advance(double t, double h, long step) {
   }
   if (lazy ? pairs_may_be_missed(step) : d_.needs_rebuild(step)) {  // (every particle is then up to date)
     d_.rebuild();
+    ++rebuilds;
     if (lazy) {  // new ghosts and pairs
       d_.forward(moving_);
       set_coast_origin();

@@ -4,7 +4,9 @@
 #include <mpi.h>
 
 #include <Eigen/Core>
+#include <map>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "percussion/methods/bdem/domain.hpp"
@@ -29,6 +31,9 @@ class BdemMethod : public Method {
   std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(d_.x.size() - d_.n_owned); }
   void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
   PhaseTimers& timers() override { return timers_; }
+  std::map<std::string, double> counters() const override {
+    return {{"pair_rebuilds", static_cast<double>(d_.rebuilds())}};
+  }
 
   // This rank's owned particles (ascending global id) and the bonds it evaluates.
   std::span<const std::int64_t> owned_ids() const { return {d_.gid.data(), d_.n_owned}; }

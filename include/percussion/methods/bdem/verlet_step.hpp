@@ -33,6 +33,7 @@ class VerletStep {
   double interaction_energy = 0;  // bonds, contacts and obstacles at the current state (this rank's share)
   long contacts = 0;
   long breaks = 0;  // bonds this rank broke so far
+  long rebuilds = 0;  // neighbour rebuilds its steps made
   long full_rebuild_tests = 0;  // coasting steps whose drift bound reached the skin (the same on every rank)
   // When set, the owned slot of the first particle of each bond this rank breaks is appended.
   std::vector<std::int32_t>* break_log = nullptr;
