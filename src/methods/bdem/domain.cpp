@@ -52,7 +52,11 @@ Domain::Domain(const Scene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers
       wall.restitution = o.restitution;
       obstacle_law_.push_back(physics::combine(m, wall, k));
     }
-  skin = scene.contact.skin > 0 ? scene.contact.skin : 0.3 * r_max;
+  // The automatic skin: an implicit step moves a particle as far as tens of explicit steps do, so at the explicit
+  // 0.3 r its lists would be rebuilt at nearly every step where fragments fly. 0.8 r stays below the bonded
+  // lattice's second shell (2 sqrt2 r), so an intact body gains no candidate pair.
+  const double automatic_skin = (scene.integrator == "implicit" ? 0.8 : 0.3) * r_max;
+  skin = scene.contact.skin > 0 ? scene.contact.skin : automatic_skin;
   cutoff = 2 * r_max + skin;
   take_my_part(model);
   if (model.x_ref.empty()) {
