@@ -55,7 +55,7 @@ struct BondModel {
 
 struct ContactModel {
   double stiffness = 0;     // N/m; 0 = automatic: E_max * r_max (notes 2.7)
-  double skin = 0;          // m; 0 = automatic: 0.3 r_max (explicit), 0.8 r_max (implicit). Verlet skin for the pair lists
+  double skin = 0;          // m; 0 = automatic: 0.3 r_max explicit, 0.8 r_max implicit. Verlet skin of the pair lists
 };
 
 struct Obstacle {
