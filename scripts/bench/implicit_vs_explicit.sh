@@ -32,6 +32,8 @@
 # REPEAT=N (default 1) runs the explicit and the implicit copy N times each, alternating, and takes each one's
 # shortest time loop: on a shared machine another tenant's load moves single runs by 20-30 %.
 # REPORT=DIR prints the table again from the run directories a KEEP=1 run left in DIR, running nothing.
+# PLOTS=1 also draws each scene's explicit and implicit observables into DIR/<scene>.png (with KEEP=1 or REPORT=DIR:
+# the run directories are removed otherwise).
 # RANKS=N (default 1) runs every copy on N MPI ranks (mpirun --oversubscribe beyond the cores): the speed-up
 # on a cluster node, with each integrator's own parallel overheads (halo exchanges; the Gauss-Seidel and D-ILU
 # sweeps cross the ranks, so the Krylov iterations stay the 1-rank ones, while IC(0) is one block per rank).
@@ -286,8 +288,22 @@ if n_opt:
 EOF
 }
 
+# plots WORK: one PNG per scene in WORK, WORK/<scene>.png, its explicit and implicit runs' observables on shared axes
+# (scripts/plot_observables.py).
+plots() {
+  local work="$1" f stem
+  for f in "$work"/*.explicit.json; do
+    stem="$(basename "$f" .explicit.json)"
+    [[ -f "$work/$stem.explicit/trajectory.h5" && -f "$work/$stem.implicit/trajectory.h5" ]] || continue
+    "$python" "$root/scripts/plot_observables.py" "$work/$stem.explicit/trajectory.h5" \
+      "$work/$stem.implicit/trajectory.h5" -l explicit -l implicit \
+      -t "$stem: explicit and implicit" -o "$work/$stem.png" >&2
+  done
+}
+
 if [[ -n "${REPORT:-}" ]]; then
   report "$REPORT"
+  [[ "${PLOTS:-0}" == 1 ]] && plots "$REPORT"
   exit
 fi
 percussion_bench_start implicit "$build_dir"
@@ -431,4 +447,5 @@ if [[ -f "$drape" && "${WINDOW_STEPS:-0}" == 0 ]]; then
 fi
 
 report "$work" "$reference" "${stems[@]}"
+[[ "${PLOTS:-0}" == 1 ]] && plots "$work"
 echo "bench: run directories in $work$([[ "${KEEP:-0}" == 1 ]] || echo ' (removed on exit; KEEP=1 keeps them)')" >&2

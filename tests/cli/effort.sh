@@ -56,3 +56,11 @@ expect_exit 0 "$python" "$PERCUSSION_SOURCE_DIR/scripts/plot_observables.py" "$S
 [ -s "$SCRATCH/full.png" ] || fail "plot_observables.py wrote no PNG"
 expect_exit 0 "$python" "$PERCUSSION_SOURCE_DIR/scripts/plot_observables.py" "$SCRATCH/explicit/trajectory.h5" \
   -o "$SCRATCH/explicit.png"
+# Both integrators' runs on one figure; a label count that does not match the trajectories is refused.
+expect_exit 0 "$python" "$PERCUSSION_SOURCE_DIR/scripts/plot_observables.py" "$SCRATCH/full/trajectory.h5" \
+  "$SCRATCH/explicit/trajectory.h5" -l implicit -l explicit -o "$SCRATCH/both.png"
+[ -s "$SCRATCH/both.png" ] || fail "plot_observables.py wrote no PNG for two runs"
+expect_exit 2 "$python" "$PERCUSSION_SOURCE_DIR/scripts/plot_observables.py" "$SCRATCH/full/trajectory.h5" \
+  "$SCRATCH/explicit/trajectory.h5" -l implicit -o "$SCRATCH/bad.png"
+[[ "$OUT" == *"1 --label for 2 trajectories"* ]] || fail "mismatched labels: $OUT"
+[ ! -e "$SCRATCH/bad.png" ] || fail "a refused plot wrote its PNG"
