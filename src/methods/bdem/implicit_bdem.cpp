@@ -151,6 +151,8 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   if (has_matrix && model.written_by_integrator == "implicit" && model.written_by_form == scene_.implicit.form &&
       model.time_step == dt_ && scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0)
     restore_matrix(model);  // what the interrupted run's next step keeps
+  else
+    prepare_matrix();  // the pair lists' matrix and solver objects, built with the lists at set-up, not in the first step
   if (scene_.implicit.form != "midpoint") return;
   // The midpoint predictor needs ∇V at the previous step's midpoint; a checkpoint carries it. A fresh start has
   // none and uses zero, ẑ = x̂: then x_1 = x_0 + h v_0 − ½h² M⁻¹∇V((x_0 + x_1)/2) is second-order consistent
