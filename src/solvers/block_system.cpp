@@ -299,6 +299,17 @@ void BlockSystem::set_pattern(std::span<const PetscInt> start, std::span<const P
   SbaijBlock block(A_, "direct assembly");
   local_first_ = std::move(block.first);
   local_column_ = std::move(block.column);
+  // The split's and CG's storage for this pattern, now rather than in the first solve (EisenstatDilu::size_for).
+  if (eisenstat_ && blocks_ == Blocks::GaussSeidel) gauss_seidel_.size_for(n, row_columns.size());
+  const std::size_t values = n * static_cast<std::size_t>(bs_);
+  split_b_hat_.resize(values);
+  if (float_cg_vectors_) {
+    split_y_hat_float_.resize(values);
+    cg_work_float_.resize(3 * values);
+  } else {
+    split_y_hat_.resize(values);
+    cg_work_.resize(3 * values);
+  }
 }
 
 void BlockSystem::zero() {

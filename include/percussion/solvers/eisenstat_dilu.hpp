@@ -60,6 +60,10 @@ class EisenstatDilu {
   // diagonal block is not SPD (then the next set-up is a full one).
   bool update(Mat A, std::span<const char> changed);
   long partial_set_ups() const { return partial_set_ups_; }  // update()s that formed only the changed rows
+  // Pivots::Diagonal: sizes what a set-up on `rows` rows and a pattern of `blocks` blocks (the diagonal ones
+  // included) fills, when the pattern is known (at set-up, at a rebuild) rather than in the first solve after it:
+  // there, first touching the new pages took several times a set-up's own work. Changes no result.
+  void size_for(std::size_t rows, std::size_t blocks);
   PetscInt rows() const { return n_; }
   // The sweeps run the AVX2 kernels (avx2_block_kernels.hpp) where the CPU has them, unless turned off here.
   void use_avx2(bool on) { avx2_ = on && avx2::supported(); }
