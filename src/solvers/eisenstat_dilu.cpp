@@ -241,20 +241,24 @@ bool EisenstatDilu::load(Mat A, bool new_pattern) {
 
 void EisenstatDilu::size_for(std::size_t rows, std::size_t blocks) {
   if (pivots_ != Pivots::Diagonal) return;  // (D-ILU's copies of A are sized by load())
-  c_inverse_.resize(rows * BB);
+  // Only grows: a set-up's arrays keep what they hold (update() copies from the last layout).
+  auto grow = [](auto& v, std::size_t size) {
+    if (v.size() < size) v.resize(size);
+  };
+  grow(c_inverse_, rows * BB);
 #if PERCUSSION_AVX2_KERNELS
-  if (avx2_) avx2::resize_padded(c_inverse_columns_, rows * BB);
+  if (avx2_ && c_inverse_columns_.size() < rows * BB + avx2::kPad) avx2::resize_padded(c_inverse_columns_, rows * BB);
 #endif
-  kept_.resize(blocks);
-  for (auto* first : {&first_, &spare_first_}) first->resize(rows + 1);
-  for (auto* column : {&column_, &spare_column_}) column->resize(blocks);
+  grow(kept_, blocks);
+  for (auto* first : {&first_, &spare_first_}) grow(*first, rows + 1);
+  for (auto* column : {&column_, &spare_column_}) grow(*column, blocks);
   if (half_ && avx2_) {
-    for (auto* upper : {&upper_half_, &spare_upper_half_}) upper->resize(blocks * BB + avx2::kPad);
+    for (auto* upper : {&upper_half_, &spare_upper_half_}) grow(*upper, blocks * BB + avx2::kPad);
   } else {
-    for (auto* upper : {&upper_, &spare_upper_}) upper->resize(blocks * BB + avx2::kPad);
+    for (auto* upper : {&upper_, &spare_upper_}) grow(*upper, blocks * BB + avx2::kPad);
   }
-  t_.resize(rows * S);  // (its padding lanes stay zero)
-  acc_.resize(rows * S);
+  grow(t_, rows * S);  // (its padding lanes stay zero)
+  grow(acc_, rows * S);
 }
 
 void EisenstatDilu::take_pattern(const SbaijBlock& block) {

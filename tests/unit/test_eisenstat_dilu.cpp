@@ -225,6 +225,43 @@ TEST(EisenstatDilu, GaussSeidelUpdateOfChangedRowsIsTheFullSetUp) {
   }
 }
 
+// size_for() sizes the set-up's storage ahead of it (BlockSystem::set_pattern): a set-up and an update after it, for
+// the exact pattern, a larger one (a rank's count includes its columns on other ranks) or a smaller one, are those
+// of an object never sized, to the bit, with either kernels, floats or halves.
+TEST(EisenstatDilu, GaussSeidelSizedForItsPatternSetsUpTheSame) {
+  for (const auto& [avx2, halves] : {std::pair{true, false}, std::pair{false, false}, std::pair{true, true}}) {
+    std::mt19937 gen(29);
+    Sparse before = coupled(12, true, gen);
+    Sparse after = before;
+    std::vector<char> changed(12, 0);
+    for (auto& [r, c, b] : after.blocks)
+      if (r == c && r == 5) b += Block::Identity();
+    changed[5] = 1;
+    Mat A = before.petsc(), A2 = after.petsc();
+    const std::size_t blocks = before.blocks.size();  // (both triangles: more than the upper triangle SBAIJ keeps)
+    for (const std::size_t sized : {blocks, 4 * blocks, std::size_t{3}}) {
+      EisenstatDilu sized_first(EisenstatDilu::Pivots::Diagonal), fresh(EisenstatDilu::Pivots::Diagonal);
+      for (EisenstatDilu* d : {&sized_first, &fresh}) {
+        d->use_avx2(avx2);
+        d->use_half(halves);
+      }
+      sized_first.size_for(12, sized);
+      ASSERT_EQ(sized_first.factor(A), 0.0);
+      ASSERT_EQ(fresh.factor(A), 0.0);
+      const Eigen::VectorXd u = Eigen::VectorXd::Random(72);
+      EXPECT_EQ(split_product(sized_first, u), split_product(fresh, u)) << sized;
+      EXPECT_EQ(to_split(sized_first, u), to_split(fresh, u)) << sized;
+      sized_first.size_for(12, sized);  // (again, between a set-up and the update that starts from it)
+      ASSERT_TRUE(sized_first.update(A2, changed));
+      ASSERT_TRUE(fresh.update(A2, changed));
+      EXPECT_EQ(split_product(sized_first, u), split_product(fresh, u)) << sized;
+      EXPECT_EQ(from_split(sized_first, u), from_split(fresh, u)) << sized;
+    }
+    MatDestroy(&A);
+    MatDestroy(&A2);
+  }
+}
+
 // CG on the split keeps its vectors as floats (fused_cg.hpp): the sweeps round u to floats and form out in floats
 // anyway, so for a u that floats hold exactly, float vectors must give the double vectors' out to the bit, with
 // either pivots, either kernels, floats or halves, with and without the coupling term.
