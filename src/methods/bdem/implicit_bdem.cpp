@@ -152,7 +152,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
       model.time_step == dt_ && scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0)
     restore_matrix(model);  // what the interrupted run's next step keeps
   else
-    prepare_matrix();  // the pair lists' matrix and solver objects, built with the lists at set-up, not in the first step
+    prepare_matrix();  // the pair lists' matrix and solver objects: built at set-up with the lists, not in step 1
   if (scene_.implicit.form != "midpoint") return;
   // The midpoint predictor needs ∇V at the previous step's midpoint; a checkpoint carries it. A fresh start has
   // none and uses zero, ẑ = x̂: then x_1 = x_0 + h v_0 − ½h² M⁻¹∇V((x_0 + x_1)/2) is second-order consistent
