@@ -172,6 +172,24 @@ TEST_P(RankAgreement, SameAsSerialRun) {
 
 INSTANTIATE_TEST_SUITE_P(Scenes, RankAgreement, ::testing::Values("beam", "drop"));
 
+// The automatic Verlet skin (contact.skin 0): 0.3 r_max with the explicit integrator, 0.8 r_max with the implicit one
+// on HCP bodies, 0.3 r_max again in a scene with a woven body, whose yarn crossings would gain candidate pairs.
+TEST(ExplicitBdem, AutomaticSkinFollowsIntegratorAndBodies) {
+  const std::string box = box_body(6 * kRadius, 6 * kRadius, 6 * kRadius);
+  const std::string woven = R"({ "material": "m", "particle_radius": 0.016, "shape": { "type": "woven",
+      "min": [0.2, 0, 0], "size": [0.4, 0.4], "spacing": 0.09 } })";
+  const std::string implicit = R"("integrator": "implicit")";
+  const std::vector<std::pair<Scene, double>> cases = {{scene_from(box), 0.3},
+                                                       {scene_from(box, implicit), 0.8},
+                                                       {scene_from(box + ", " + woven, implicit), 0.3},
+                                                       {scene_from(woven), 0.3}};
+  for (const auto& [scene, factor] : cases) {
+    PhaseTimers timers;
+    const bdem::Domain d(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene), timers);
+    EXPECT_DOUBLE_EQ(d.skin, factor * kRadius) << scene.integrator << ", " << scene.bodies.size() << " bodies";
+  }
+}
+
 // Two balls 3 cm apart colliding at 1 m/s, and the same collision seen from a frame moving at 25 m/s: the pair lists are
 // rebuilt when the particles move relative to one another, not when everything moves together (a falling
 // body), and the boosted run still meets every contact, so both end in the same state up to the boost.
