@@ -265,8 +265,8 @@ void TrajectoryWriter::write_xdmf() {
 
 void TrajectoryWriter::append_xdmf() {
   // Each frame writes only its own lines, over the closing tags, and the tags after them: rewriting the whole
-  // file cost every frame time in proportion to the frames before it, and on ext4 renaming over a file flushes
-  // it (1.8 ms a frame here). A viewer reading in the instant of the write may see the file cut short; a
+  // file costs every frame time in proportion to the frames before it, and on ext4 renaming over a file flushes
+  // it. A viewer reading in the instant of the write may see the file cut short; a
   // restart writes it whole again.
   if (xdmf_tail_ < 0 || !fs::exists(xdmf_path_)) return write_xdmf();
   const std::string text = frame_xdmf(frames_.size() - 1) + kXdmfTail;

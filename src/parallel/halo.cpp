@@ -77,9 +77,9 @@ std::vector<Cell> occupied_cells(std::span<const Eigen::Vector3d> points, double
 
 // Another rank's occupied cells, received as (i, j, k) triples, for within() queries about points whose cells lie
 // in [lo, hi] (our items' cells). Where the ring around that range is at most kDenseCells cells, the set is a bitmap
-// over it: on the torn cloth on 2 ranks (about 1.1 items per cell, 27 lookups per item) the lookups were 4 % of a
-// rank's samples in an open-addressing table of 3 MB that missed the core's cache, and the bitmap is 120 KB.
-// Beyond (fragments far apart), an open-addressing table (power-of-two size, linear probing).
+// over it: with about one item per cell and 27 lookups per item, a hash table large enough to hold the cells misses
+// the core's cache, where a bitmap of a bit per cell fits in it. Beyond (fragments far apart), an open-addressing
+// table (power-of-two size, linear probing).
 class CellSet {
  public:
   CellSet(std::span<const std::int64_t> triples, double h, const Cell& lo, const Cell& hi) : h_(h) {

@@ -138,7 +138,7 @@ template <class T, class V>
 PERCUSSION_AVX2 void backward_sweep(PetscInt begin, PetscInt end, const PetscInt* first, const PetscInt* column,
                                     const T* upper, const V* u, float* t) {
   // The sweep runs down the rows, and the hardware prefetchers follow ascending streams: request the blocks of
-  // the row four below now (eisenstat_dilu.cpp measured this for its own sweep).
+  // the row four below now (as eisenstat_dilu.cpp does for its own sweep).
   constexpr PetscInt kAhead = 4;
   for (PetscInt k = end; k-- > begin;) {
     if (k >= kAhead) {  // (the rows below the range are the next range's)

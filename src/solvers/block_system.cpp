@@ -20,8 +20,7 @@
 namespace percussion::solvers {
 namespace {
 // CG on a split system stops on W⁻¹(b − A y), the residual in the preconditioner's norm, not |b − A y|. Stopped at
-// the caller's rtol it gave poorer Newton steps (8 cloth_tear steps: 3.12 Newton iterations per step against 2.75
-// with IC(0)); at rtol/2, 2.62 (and beam_twist 3.00 against 3.38).
+// the caller's rtol it gives poorer Newton steps than a solver stopped on the true residual; at rtol/2 as good.
 constexpr double kSplitForcing = 0.5;
 
 // CG with the given default preconditioner, both overridable under `prefix`. Its norm is the true residual:
@@ -206,9 +205,9 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> it
   MPI_Comm_rank(comm_, &rank);
   if (rank == 0) first_row_ = 0;
   const PetscInt n = n_owned * bs_;
-  // SBAIJ stores the upper triangle with one column index per block: on the 6x6-block bond Hessian it
-  // multiplies ~1.8x faster than BAIJ (which is ~1.4x faster than AIJ) and block Jacobi factors it without a
-  // conversion; -<prefix>mat_type baij|aij overrides.
+  // SBAIJ stores the upper triangle with one column index per block: its product reads the least memory (BAIJ
+  // reads twice the blocks, AIJ a column index per entry) and block Jacobi factors it without a conversion;
+  // -<prefix>mat_type baij|aij overrides.
   petsc_check(MatCreate(comm_, &A_), "MatCreate");
   petsc_check(MatSetSizes(A_, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
   petsc_check(MatSetBlockSize(A_, bs_), "MatSetBlockSize");

@@ -57,8 +57,8 @@ void SinglePrecisionProduct::copy_if_stale() const {
   uncopied_.reset();
   n_ = block.rows;
   // The copy leaves out the off-diagonal blocks that are zero: the pattern holds every contact candidate of the
-  // Verlet lists, and once a body has broken many of them sit just apart (a third of the off-diagonal blocks in
-  // the paper-size chocolate's late steps), while a product's cost is reading its blocks. A zero block adds
+  // Verlet lists, and once a body has broken many of them sit just apart, while a product's cost is reading its
+  // blocks. A zero block adds
   // nothing to any sum, so the product is the same to the bit. (The arrays keep their full size: a later
   // pattern with fewer zeros fills them without reallocating.)
   first_.resize(block.first.size());

@@ -445,7 +445,7 @@ TEST(Scene, ShippedBeamStretchScenesMatchThePaper) {
     EXPECT_GT(breaking, 4 * length * std::sqrt(m.density / m.youngs_modulus));
     EXPECT_GT(s.time.end, breaking);
     // A crack across the pulled beam's section is fed by the strain energy of the beam around it: with a transient
-    // region of fewer than 6 radii one end may stay on (docs/implicit_bdem.md, "The stretch at reach 7").
+    // region of fewer than 6 radii one end may stay on.
     EXPECT_GT(s.implicit.fracture_transient, 0);
     EXPECT_GE(s.implicit.fracture_transient_reach, 6.0);
   }

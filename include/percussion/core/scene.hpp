@@ -1,5 +1,5 @@
 #pragma once
-// A scene file, parsed and validated into typed structs (see README "Scene files").
+// A scene file, parsed and validated into typed structs (docs/scenes.md, docs/bdem.md).
 // Validation happens once, in parse_scene(); everything downstream may trust these values.
 #include <Eigen/Core>
 #include <array>
@@ -55,7 +55,7 @@ struct BondModel {
 
 struct ContactModel {
   double stiffness = 0;     // N/m; 0 = automatic: E_max * r_max (notes 2.7)
-  double skin = 0;          // m; 0 = automatic: 0.3 r_max explicit, 0.8 r_max implicit. Verlet skin of the pair lists
+  double skin = 0;          // m, pair lists' Verlet skin; 0 = automatic: 0.3 r_max, implicit 0.8 r_max (unless woven)
 };
 
 struct Obstacle {
@@ -85,8 +85,9 @@ struct TimeControl {
 
 // Implicit BDEM: each step minimises the incremental potential on prod(R^3 x S^3) (notes 001 §2.8, §3).
 struct ImplicitControl {
-  // Incremental potential (notes 2.2): "backward_euler" (eqs. 5–6, first order, damps; what the paper runs)
-  // or "midpoint" (eqs. 2–4, symplectic, second order: V at (x + x_n)/2, predictor shifted by the last midpoint's ∇V).
+  // Incremental potential (notes 2.2): "backward_euler" (eqs. 5–6, first order, damps; what the paper runs),
+  // "midpoint" (eqs. 2–4, symplectic, second order: V at (x + x_n)/2, predictor shifted by the last midpoint's ∇V)
+  // or "bdf2" (backward Euler's potential with the step 2h/3 and a two-step predictor: second order, L-stable).
   std::string form = "backward_euler";
   std::string optimizer = "newton";  // "newton" (Riemannian Newton, Alg. 2/3) | "gradient" (Alg. 1)
   double tolerance = 1e-5;           // converged when every particle's scaled residual (step / radius) is below

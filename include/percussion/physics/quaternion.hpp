@@ -99,7 +99,7 @@ inline double sinc(double x) {
 
 // cos a and sin(a)/a for a ≥ 0. A Newton step turns a particle by a small fraction of a radian: below 0.05 rad their
 // Taylor series to a⁸, exact to a rounding (the next terms are below 3e-20), take multiplications only where libm's
-// cos and sinc's divisions took 15 % of the retraction's samples on the torn cloth.
+// cos and sinc's division are a large share of the retraction's cost.
 inline void cos_sinc(double a, double& cos_a, double& sinc_a) {
   if (a < 0.05) {
     const double x = a * a;

@@ -7,9 +7,8 @@
 // Why: Eigen's fixed 6×6 float kernels are compiled for SSE2 and spend their time shuffling 6-vectors in
 // 4-wide registers and reducing each block's dot products. Here a block row's dot products accumulate in 8-wide
 // registers and are reduced once per row, and the vectors the sweeps write (t, acc) are kept 8 floats apart, so
-// loads and stores are whole registers. Measured on a lattice-like pattern with 7 blocks per row (/tmp
-// microbenchmark, one core): a backward plus forward sweep 1.47x faster at 19,683 rows (20 MB of blocks), 1.24x at
-// 166,375 rows (166 MB, there bound by memory bandwidth); the SBAIJ product 1.25-1.5x at 57,600 rows.
+// loads and stores are whole registers. The gain is largest while the blocks fit in cache; on large matrices the
+// sweeps are bound by memory bandwidth (scripts/bench/single_precision_kernels.sh compares both).
 #include <petscsys.h>
 
 #include <algorithm>
@@ -30,11 +29,11 @@ constexpr int kStride = 8;
 // Floats a block array needs after its last block: a block row is loaded as 8 floats, 2 past its 6.
 constexpr int kPad = 8;
 
-// IEEE binary16 bits. IC(0)'s factor is stored so: it is only a preconditioner (the halves' rounding, 5e-4, left
-// every CG count of the small and the paper-size chocolate scenes unchanged), and its application is bound by
-// reading it. F16C converts 8 at a time to floats. The split's blocks (D-ILU, Gauss–Seidel) only on request
-// (-bdem_half_precision_split): they are the operator CG solves with, and rounded, the slowly pulled stretch's Newton
-// took 50 iterations and CG 5,196 against 23 and 1,719 over 8 steps of beam_stretch.
+// IEEE binary16 bits. IC(0)'s factor is stored so: it is only a preconditioner (the halves' rounding, 2⁻¹¹, barely
+// moves CG's iteration counts), and its application is bound by reading it. F16C converts 8 at a time to floats.
+// The split's blocks (D-ILU, Gauss–Seidel) only on request (-bdem_half_precision_split): they are the operator CG
+// solves with, and where CG must resolve a stiff body's slow modes (a slowly pulled beam) rounding them costs
+// Newton and CG iterations.
 using Half = std::uint16_t;
 
 // Sizes a block array for `size` values of blocks followed by kPad zeros.

@@ -6,7 +6,7 @@ namespace percussion::solvers {
 
 // Cholesky kernels for the preconditioners' N×N diagonal blocks (row-major). Eigen's LLT solved against a
 // matrix right-hand side runs its general blocked triangular solve, which on 6×6 pivots cost more than the
-// whole elimination around them (cloth_tear_small: half of each IC(0) factorisation).
+// whole elimination around them.
 
 // M = L⁻¹ (lower triangular, zeros above) for A = L Lᵀ, reading A's lower triangle. False when A is not
 // positive definite or holds a NaN. M may alias A.

@@ -22,8 +22,8 @@
 // With Pivots::Diagonal the pivots are A's own diagonal blocks, P = D: M = (D + L) D⁻¹ (D + Lᵀ) is block symmetric
 // Gauss–Seidel (SSOR at ω = 1), the same trick and cost per CG iteration. Each pivot depends on its row alone, so
 // the set-up cannot break down on an SPD diagonal and needs no elimination; on contact-dominated matrices, where
-// IC(0) meets indefinite pivots, it took fewer CG iterations than D-ILU or point-block Jacobi, and on the bonded
-// ones about as many as D-ILU (docs/implicit_bdem.md).
+// IC(0) meets indefinite pivots, it needs fewer CG iterations than D-ILU or point-block Jacobi, and on the bonded
+// ones about as many as D-ILU.
 #include <petscmat.h>
 
 #include <Eigen/Core>

@@ -12,8 +12,8 @@
 // With A ≈ Uᵀ D U (U unit upper triangular on A's block pattern, D block diagonal), a row k of the factor holds
 // D_k⁻¹ and U_kj = D_k⁻¹ Ũ_kj for the upper blocks j of A's row k, Ũ_kj = A_kj − Σ_i Ũ_ikᵀ D_i⁻¹ Ũ_ij over the
 // rows i < k holding both (IC(0): no fill outside A's pattern). The elimination runs in single precision too,
-// each pivot inverted in double: rounding every Schur update to float left the Newton and CG iteration counts and
-// the shifts of chocolate_drop(_small) unchanged, and halves the elimination's work and memory.
+// each pivot inverted in double: rounding every Schur update to float leaves the Newton and CG iteration counts
+// and the shifts as they are in double, and halves the elimination's work and memory.
 #include <petscmat.h>
 
 #include <Eigen/Core>

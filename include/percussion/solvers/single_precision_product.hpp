@@ -24,8 +24,7 @@ class SinglePrecisionProduct {
   // Routes the MatMult of A's local diagonal block (SBAIJ or MPISBAIJ, block size 6) through multiply(), which
   // copies that block to floats at its first product after this call. Call after every assembly; this object must
   // outlive A's products. (The copy waits for a product: a Newton step solved with the Gauss–Seidel fallback, whose
-  // split reads the blocks itself, multiplies by none, and copying at each of its assemblies was 4 % of the late
-  // chocolate steps.)
+  // split reads the blocks itself, multiplies by none, and would pay for a copy at each of its assemblies.)
   void attach(Mat A);
   // y = A_local x on the rank's 6·rows values.
   void multiply(const double* x, double* y) const;

@@ -2,8 +2,8 @@
 //
 // A contact's penalty ½k·min(0, g)² switches its stiffness on or off where the pair touches, and Newton's model
 // at an iterate knows only the contacts touching there. A step that closes a contact the model did not hold
-// runs the pair into each other; the next iteration pushes it back out. On the torn cloth that kink set the
-// Newton count: after the first Newton step the residual was 0.02 on touching particles against 1e-4 elsewhere.
+// runs the pair into each other; the next iteration pushes it back out. Where contacts abound (a torn cloth)
+// that kink sets the Newton count: the residual left after a Newton step sits on the touching particles.
 // A round reads, from the step's linearised gaps (exact along predicted normals, where the gap is linear in the
 // positions), which contacts it would close or open, switches those pairs to that branch of their penalty in
 // the model (closing: ½k g², with its gradient k g n and Hessian k n nᵀ at the iterate; opening: nothing) and
@@ -102,8 +102,7 @@ bool ImplicitBdem::active_set_round(std::span<const double> rhs, std::vector<dou
   contact_branch_.clear();
   // From the last solution y, which the switched pairs' rows alone no longer satisfy: A′y − b′ is S times the
   // switched terms' gradient change at the step's end (branch_gradient_), so the correction z solves
-  // A′z = −S·branch_gradient_, to what leaves rtol of |b| (3-4 CG iterations on the torn cloth, against 7
-  // for the whole system from zero).
+  // A′z = −S·branch_gradient_, to what leaves rtol of |b|: fewer CG iterations than the whole system from zero.
   round_rhs_.assign(rhs.size(), 0.0);
   round_correction_.resize(rhs.size());
   double norms[2] = {0, 0};  // |b|², |A′y − b′|²

@@ -26,8 +26,7 @@ namespace {
 
 // Predicted contact normals (implicit.contact_normal) are taken again at the iterate once a particle moved this
 // fraction of its radius from where they were taken: the linearised gap is then off by less than ~(0.1 r)²/(4 r).
-// Over drop_small's whole run: 0.05 → 213 Newton iterations, 0.1 → 208, 0.2 → 189, never → 266 (and more energy
-// left: 51.9 against 46.4 J with normals that follow the iterate, 46.2 J at 0.1).
+// Never taking them again costs Newton iterations and leaves spurious energy in a packing squeezed by an impact.
 constexpr double kNormalDrift = 0.1;
 // BDF2 keeps its history over step changes up to this ratio: a cut's halves are followed by steps twice as long.
 // Beyond it (1 + √2 is the stability bound) a step restarts with backward Euler.
@@ -320,7 +319,7 @@ void ImplicitBdem::predict(double t, double h) {
         // along the geodesic: ẑ_q = exp(h ω⁺) ⊗ q_n. To first order in the kick this shifts q̂ by the chord
         // form's −½h² (8/5 m r²)⁻¹ G_l(q_n)ᵀ y.
         // After a step of another length h_prev the kick is ½h_prev M⁻¹∇V (the variational integrator with steps
-        // h_prev, h): ẑ = x_n + h v⁺ with ½h h_prev; with ½h², a step 16x the last one overshot its kick 16x.
+        // h_prev, h): ẑ = x_n + h v⁺ with ½h h_prev; ½h² would overshoot the kick by the ratio of the steps.
         const double m = d_.mass[i], r = d_.radius[i], kick = vgrad_step_ > 0 ? vgrad_step_ : h;
         p_hat_[i] -= (0.5 * h * kick / m) * vgrad_p_[i];
         const Eigen::Vector3d w_kicked = d_.w[i] - (kick / (1.6 * m * r * r)) * quat::rotate(q_n_[i], vgrad_y_[i]);
@@ -356,9 +355,9 @@ bool ImplicitBdem::refresh_contact_normals() {
 void ImplicitBdem::take_contact_normals() {
   // Why a fixed normal: a penalty ½k(r_a + r_b − |p_b − p_a|)² softens sideways by kδ/L, which in a squeezed packing
   // cancels the inertia m/h² at large steps (the incremental potential turns flat or non-convex there) and which the
-  // PSD projection drops, so Newton's model was far too stiff and its full steps removed 5-15 % of the residual.
+  // PSD projection drops, so Newton's model is far too stiff and its full steps remove little of the residual.
   // Along a fixed normal the gap is linear, the energy convex and k n nᵀ its exact Hessian. Taken at x̂, not x_n:
-  // nearer the step's end (drop_small's whole run with fixed normals: 266 Newton iterations from x̂, 346 from x_n).
+  // the predictor is nearer the step's end.
   if (!predicted_normals_) return;
   d_.forward(normal_positions_);
   const std::size_t np = d_.pairs.size();
@@ -406,9 +405,9 @@ void ImplicitBdem::advance() {
   }
   schedule_.fracture_depth = std::max({deepest_fracture_cut_, next, 0});
   // A shifted IC(0) is dropped for the fallback at once (minimise), and where it shifts at one step it
-  // mostly shifts at the next: the late steps of the paper-size chocolate each factored it, shifted, solved once
-  // with it and went on with the fallback (then point-block Jacobi). Skipping those factorisations took 12 such steps from
-  // 36.0-40.0 s to 33.8-36.0 s (docs/implicit_bdem.md); IC(0) is tried again after 1, 2, 4, then 8 steps.
+  // mostly shifts at the next (a contact-dominated powder), where each step would factor it, shift, solve once
+  // with it and go on with the fallback. So those factorisations are skipped; IC(0) is tried again after 1, 2, 4,
+  // then 8 steps.
   if (factor_tried_ && shifting_blocks_) {
     auto& backoff = schedule_.block_jacobi_backoff;
     backoff = factor_shifted_ ? std::clamp(2 * backoff, 1, kMaxBlockJacobiBackoff) : 0;

@@ -63,7 +63,7 @@ double ImplicitBdem::evaluate(Want want) {
   const std::vector<Eigen::Vector4d>& qe = midpoint ? q_mid_ : d_.q;
   // Contacts (pairs and planes) are seen at the iterate in every form, their terms backward Euler's: a penalty
   // evaluated at the midpoint pushes a pair apart by what it overlapped half a step ago, and fragments jostling
-  // in contact gained energy at every step (plate_drop_small: 3.4 J to 578 J over 25 ms at 10 T).
+  // in contact would gain energy at every step.
   const std::vector<Eigen::Vector3d>& xc = d_.x;
   std::vector<double>& c = d_.pair_contributions();
   // Which contacts touch, recorded at an assembly and compared at a gradient evaluation: a lagged Hessian is

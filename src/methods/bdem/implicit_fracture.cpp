@@ -3,8 +3,8 @@
 // does (solve_interval). implicit.fracture_rounds breaks a step's bonds in rounds instead, and
 // implicit.fracture_cut_ratio halves a step that leaves a bond far over its strength (solve_interval);
 // implicit.fracture_integrator "explicit" takes the intervals in which bonds break with explicit steps, and
-// implicit.fracture_transient follows a step's breaks with explicit steps and keeps only what they break. The
-// measurements of each are in docs/implicit_bdem.md.
+// implicit.fracture_transient follows a step's breaks with explicit steps and keeps only what they break
+// (docs/bdem.md).
 #include <algorithm>
 #include <cmath>
 
@@ -84,7 +84,7 @@ void ImplicitBdem::restore_owned(const std::vector<Eigen::Vector3d>& x, const st
 void ImplicitBdem::explicit_interval(double t, double h) {
   // Why: a break releases its bond's energy as a stress wave of the critical step's period, which a step of 20-100
   // of them damps away (backward Euler, BDF2) before it can break the next bonds, so the implicit pieces differ
-  // from the explicit ones where waves break the bonds (docs/implicit_bdem.md). An undone try leaves the
+  // from the explicit ones where waves break the bonds. An undone try leaves the
   // predictor's positions and pairs: back to the interval's start, rebuilt if the try moved far.
   restore_owned(p_n_, q_n_, v_n_, w_n_);
   // The explicit run's step, or the nearest one that divides the interval.
@@ -107,7 +107,7 @@ void ImplicitBdem::fracture_transient(double t, double h, const std::vector<std:
   // Why: a bond that breaks drops its load at once, and its neighbours swing past their new equilibrium by about
   // the load they took over; the minimiser finds only the equilibrium, so on a slow pull the implicit beam breaks
   // the axial bonds of every section and stays whole, where the explicit one loses its end sections
-  // (docs/implicit_bdem.md). The release is followed with the explicit integrator's steps from the step's end
+  // The release is followed with the explicit integrator's steps from the step's end
   // state until no bond has broken for implicit.fracture_transient critical steps (at most one interval h); the
   // bonds it breaks stay broken and the state goes back to the step's end.
   const std::size_t n = d_.n_owned;

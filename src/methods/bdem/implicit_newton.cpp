@@ -18,25 +18,23 @@ constexpr int kMaxBacktracks = 40;
 // Round-off of an energy change summed term by term, per unit of Σ_k |x|·|∂Φ_k/∂x| (evaluate()).
 constexpr double kEnergyRoundoff = 8 * std::numeric_limits<double>::epsilon();
 // Loosest CG tolerance of a Newton step, on the system in the units of the convergence test (compute_scale).
-// The notes' 0.5 (eq. 31) leaves the contact-dominated first iterations with one-CG-iteration directions. 0.01
-// took 15-30 % fewer Newton iterations than 0.1 on every small scene (on the paper-size twist, stretch and cloth
-// 3.0/3.0/2.6 -> 2.1/2.1/2.0 per step) for about the same CG total. The fallback (then point-block Jacobi) pays more
-// CG iterations per digit, and on chocolate_drop 0.03 was the better compromise there.
+// The notes' 0.5 (eq. 31) leaves the contact-dominated first iterations with one-CG-iteration directions; a tight
+// cap buys better Newton directions for about the same CG total. The fallback pays more CG iterations per digit,
+// so it gets a looser cap.
 constexpr double kForcingCap = 0.01;
 constexpr double kFallbackForcingCap = 0.03;
-// A Newton step's last solve asks CG for this fraction of the tolerance (forcing in minimise): 0.1 took 5-15 %
-// more CG iterations than 0.3 on the small scenes, 0.45 one more Newton iteration on chocolate_drop_small.
+// A Newton step's last solve asks CG for this fraction of the tolerance (forcing in minimise): tighter costs CG
+// iterations for nothing, looser risks one more Newton iteration.
 constexpr double kToleranceMargin = 0.3;
 // A contact refresh keeps the bonds' blocks of the step's last full assembly while no particle turned by more than
-// this angle (radians) since: a bond's blocks turn with its particles. Pieces that come apart turn by 0.03-0.1 in a
-// step of beam_stretch_small, and with their old blocks Newton took 27 iterations per step there instead of 8.
+// this angle (radians) since: a bond's blocks turn with its particles, and pieces that come apart turn far enough
+// in one step for their old blocks to mislead Newton.
 constexpr double kRefreshTurn = 0.01;
 // ... and while no bond's length moved by more than this multiple of m l₀ / (k_n h²): there its blocks' change,
 // about k_n |ΔL| / l₀, reaches the inertia m / h², the curvature of a free piece's rigid modes. A bonded cluster
-// spinning at 0.1 rad per frame step starts each step stretched by the straight-line guess x_n + h v_n; with the
-// blocks of that guess Newton took 187 iterations over 6 steps instead of 53 (docs/implicit_bdem.md#contact_refresh).
-// Lengths rather than relative positions: those also turn with a piece, and re-assembling for that cost the
-// paper-size stretch 27 more assemblies for the same Newton iterations.
+// spinning fast starts each step stretched by the straight-line guess x_n + h v_n, and the blocks of that guess
+// mislead Newton. Lengths rather than relative positions: those also turn with a rigidly moving piece, whose
+// blocks need no new assembly.
 constexpr double kRefreshShift = 1.0;
 // Line-search extrapolation (try_extrapolation): tried when the line's curvature is below this fraction of the
 // Newton model's, up to this multiple of the Newton step.
@@ -48,9 +46,8 @@ constexpr double kMaxExtrapolation = 8.0;
 // The Newton system is solved in the units of the convergence test, D A D ŷ = −D g with y = D ŷ and
 // D = diag(h²/(m r) I3, h²/(1.6 m r²) I3) per particle (residual()), so that CG's relative residual measures
 // what the Newton iterations are judged by (unscaled, a torque weighs 1/(1.6 r) times less in CG's norm than in
-// the test). Block Jacobi, IC(0) and D-ILU iterates are the same either way; only where CG stops moves: 3-7 %
-// fewer Newton iterations with IC(0) on the small drops, drape and three-point bending, none with D-ILU (whose
-// preconditioned norm does not depend on the scaling).
+// the test). Block Jacobi, IC(0) and D-ILU iterates are the same either way; only where CG stops moves (not with
+// D-ILU, whose preconditioned norm does not depend on the scaling).
 Eigen::Matrix<double, 6, 1> ImplicitBdem::convergence_scale(std::size_t slot) const {
   const double h2 = h_ * h_, m = d_.mass[slot], r = d_.radius[slot];
   Eigen::Matrix<double, 6, 1> d;
@@ -204,11 +201,11 @@ bool ImplicitBdem::minimise() {
     bool switched = false;  // an active-set round switched contacts in this iteration's direction
     // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
     // no contact opened or closed (that changes the matrix outright). Within a step the bonded iterates move
-    // little, so on the bonded scenes it costs no Newton iterations and saves 60-80 % of the assemblies.
+    // little, so on the bonded scenes it costs no Newton iterations and saves most of the assemblies.
     const double lag = scene_.implicit.hessian_lag_contraction, tolerance = scene_.implicit.tolerance;
     // The first iteration may keep the matrix of the last step (matrix_carries): a bonded step's Hessian hardly
-    // differs from the last one's, and on the paper-size cloth that skipped 13 of 16 assemblies and factorisations
-    // for 4 % more Krylov iterations. Its contacts are brought up to date (a contact refresh) where the
+    // differs from the last one's, so most assemblies and factorisations are skipped for a few more Krylov
+    // iterations. Its contacts are brought up to date (a contact refresh) where the
     // preconditioner follows the matrix alone; otherwise it is kept only if no contact opened or closed.
     const bool carried = carry && iterations == 0;
     const bool refresh_carried = carried && refreshes_carried_contacts();
@@ -288,10 +285,9 @@ bool ImplicitBdem::minimise() {
       // at the state of its set-up, which a restart does not have.
       const bool carried_pc = carried && lagged && preconditioner_of_matrix_ && !system_.multigrid();
       // A contact that opened or closed since the preconditioner was built (counted from this step's first
-      // evaluation on, so that a restart takes the same path) changes the matrix outright: on the broken
-      // beam_stretch, lagged D-ILU solves spiked to 105-480 CG iterations against 12-50 as contacts closed;
-      // rebuilding then took the run from 8,259 CG iterations to 4,418. Not a multigrid, whose set-up costs more
-      // than the iterations it saves (chocolate_drop_small with GAMG: 66 G instructions against 45 G).
+      // evaluation on, so that a restart takes the same path) changes the matrix outright, and a lagged
+      // factorisation then takes many times its usual CG iterations. Not a multigrid, whose set-up costs more
+      // than the iterations it saves.
       if (iterations == 0) preconditioner_contact_changes_ = contact_set_changes_;
       int contacts_moved =
           !system_.multigrid() && iterations > 0 && contact_set_changes_ != preconditioner_contact_changes_ ? 1 : 0;
@@ -309,13 +305,12 @@ bool ImplicitBdem::minimise() {
       double rtol = forcing(kForcingCap);
       // On a contact-dominated matrix IC(0) meets pivots that are not positive definite. The default
       // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
-      // it took 20-24 CG iterations per Newton iteration on chocolate_drop, against 15 with point-block Jacobi
-      // (6x6 diagonal blocks, rebuilt at every iteration, SPD whatever the matrix), and fewer again with the
-      // fallback now, block symmetric Gauss–Seidel (solve_fallback). So after a shifted
+      // it needs more CG iterations than the fallback, block symmetric Gauss–Seidel (solve_fallback), which is
+      // SPD whatever the matrix. So after a shifted
       // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
       // differ little, go to the fallback at once, as does a solve whose factorisation no shift could make
       // SPD on some rank (a zero or non-finite diagonal entry), every rank alike. (D-ILU never shifts; sending its slow solves there as
-      // well cost more than it saved once its preconditioner was rebuilt on contact changes, see docs/implicit_bdem.md.)
+      // well costs more than it saves, since its preconditioner is rebuilt on contact changes.)
       solvers::BlockSystem::Result result{};
       const long fallbacks_before = fallback_solves_;
       auto solve_fallback = [&]() {
@@ -427,8 +422,8 @@ bool ImplicitBdem::minimise() {
     likely_converged = likely_converged && accepted && alpha == 1.0;
     full_step = accepted && alpha == 1.0;
     // A direction whose switched contacts the line search cut short: where pairs at touching distance switch back
-    // and forth between iterations the rounds' model misleads (the paper-size stretch once its pieces part: 35.7
-    // Newton iterations per step against 13.7), and the step's further iterations take the plain Newton direction.
+    // and forth between iterations (pieces parting) the rounds' model misleads, and the step's further iterations
+    // take the plain Newton direction.
     if (switched && !full_step && rounds_help) {
       rounds_help = false;
       ++active_set_stops_;

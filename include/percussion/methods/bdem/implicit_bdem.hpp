@@ -217,7 +217,7 @@ class ImplicitBdem final : public BdemMethod {
   // trying the longer steps (the depth the last step's fracture cuts reached, or one less than it started at).
   // Point-block Jacobi: after a step whose IC(0) had to shift, the next 1, 2, 4, then 8 steps (doubling while it
   // keeps shifting, back to none once it does not) start on point-block Jacobi instead of factoring IC(0) only
-  // to drop it at the first solve, as the late powder of the paper-size chocolate did at every step.
+  // to drop it at the first solve (a contact-dominated powder shifts at every step).
   StepSchedule schedule_;
   static constexpr int kMaxBlockJacobiBackoff = 8;
   int deepest_fracture_cut_ = 0;  // this step's deepest fracture cut (0: none)
