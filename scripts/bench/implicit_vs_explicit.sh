@@ -40,6 +40,8 @@
 # REFERENCE=1 (the default without WINDOW_STEPS) also runs each scene explicitly at half the explicit step, and
 # prints how far the explicit broken-bond set itself moves when the step is halved: the overlap that
 # implicit-vs-explicit can be expected to reach on that scene.
+# Each run (not REPORT=DIR) appends a record to docs/benchmarks/implicit_vs_explicit.jsonl (scripts/bench/record.py;
+# BENCH_RECORD=0 skips it); the report also writes its figures to DIR/figures.json.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -285,6 +287,34 @@ if n_opt:
               f"{s['steps_run']} steps unconverged at max_iterations "
               f"{scene['implicit']['max_iterations']}), {loop_seconds(s):.1f} s, "
               f"final bonds broken {s['final']['bonds_broken']}, kinetic {s['final']['kinetic']:.4g} J")
+
+def number(x):  # JSON has no NaN
+    return None if x != x else x
+figures = {"ranks": sorted(ranks), "repeat": int(os.environ.get("REPEAT", "1") or 1),
+           "window_steps": int(os.environ.get("WINDOW_STEPS", "0") or 0), "reference": reference, "scenes": []}
+for (stem, form_i, n, dte, dti, spe, spi, up, nps, kpn, be, bi, ov, sov, onset, pov, spov, pe, pi, match,
+     unconverged, cuts, fcuts, rounds, transient) in rows:
+    paper = PAPER.get(stem.removesuffix("_small"))
+    figures["scenes"].append({
+        "scene": stem, "form": form_i, "particles": n, "dt_explicit": dte, "dt_implicit": dti,
+        "s_per_frame_explicit": spe, "s_per_frame_implicit": spi, "speed_up": up, "paper": paper,
+        "goal": goals.get(stem), "newton_per_step": number(nps), "krylov_per_newton": number(kpn),
+        "broken_explicit": be, "broken_implicit": bi, "bond_overlap": ov, "bond_overlap_half": number(sov),
+        "onset": onset, "piece_overlap": pov, "piece_overlap_half": number(spov), "pieces_explicit": pe,
+        "pieces_implicit": pi, "step_cuts": cuts, "unconverged_steps": unconverged, "transient_steps": transient})
+if checks:
+    figures["paper_check"] = {stem: {"s_per_frame_implicit": c[0], "speed_up": c[1], "newton_per_step": number(c[2]),
+                                     "piece_overlap": c[3]} for stem, c in checks.items()}
+if n_opt:
+    figures["optimisers"] = {}
+    for optimizer in ("gradient", "newton"):
+        s, _ = load("drape." + optimizer)
+        c = s.get("counters", {})
+        figures["optimisers"][optimizer] = {"iterations": int(c.get("newton_iterations", 0)),
+                                            "loop_seconds": loop_seconds(s),
+                                            "unconverged_steps": int(c.get("unconverged_steps", 0))}
+with open(os.path.join(work, "figures.json"), "w") as f:
+    json.dump(figures, f, default=int)
 EOF
 }
 
@@ -307,6 +337,7 @@ if [[ -n "${REPORT:-}" ]]; then
   exit
 fi
 percussion_bench_start implicit "$build_dir"
+load_before="$(cat /proc/loadavg)"
 
 if (( $# > 0 )); then
   scenes=("$@")
@@ -447,5 +478,9 @@ if [[ -f "$drape" && "${WINDOW_STEPS:-0}" == 0 ]]; then
 fi
 
 report "$work" "$reference" "${stems[@]}"
+"$python" "$root/scripts/bench/record.py" implicit_vs_explicit "$work/figures.json" --load "$load_before" \
+  --build-dir "$build_dir" --env REPEAT RANKS WINDOW_STEPS REFERENCE CHECK FORM FRACTURE_ROUNDS FRACTURE_CUT_RATIO \
+  FRACTURE_INTEGRATOR EXPLICIT_WINDOW FRACTURE_TRANSIENT FRACTURE_TRANSIENT_REACH STEP_FACTOR \
+  -- scripts/bench/implicit_vs_explicit.sh "$@"
 [[ "${PLOTS:-0}" == 1 ]] && plots "$work"
 echo "bench: run directories in $work$([[ "${KEEP:-0}" == 1 ]] || echo ' (removed on exit; KEEP=1 keeps them)')" >&2

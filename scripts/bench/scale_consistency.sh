@@ -8,7 +8,8 @@
 # Environment: BUILD_DIR (default build) is configured and built first unless PERCUSSION_BENCH_NO_BUILD=1;
 # INTEGRATOR=explicit runs the copies explicitly at their own stable step (the 19K beam then took 17 minutes here);
 # END=seconds shortens every run (the crack starts by 0.15 s; the 19K beam's last steps, where the supports crush
-# and the crack bursts, take most of its run); KEEP=1 keeps the run directories.
+# and the crack bursts, take most of its run); KEEP=1 keeps the run directories. Each run appends a record to
+# docs/benchmarks/scale_consistency.jsonl (scripts/bench/record.py; BENCH_RECORD=0 skips it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -38,6 +39,7 @@ for scene in "${scenes[@]}"; do
 done
 
 percussion_bench_start scale "$build_dir"
+load_before="$(cat /proc/loadavg)"
 
 stems=()
 for scene in "${scenes[@]}"; do
@@ -99,5 +101,12 @@ if len(onsets) > 1:
     print(f"first-fracture frames {'/'.join(map(str, onsets))}: spread {max(onsets) - min(onsets)} frames, "
           f"{(max(onsets) - min(onsets)) / mean:.0%} of their mean (paper, Table 2: 23/25/25, 8 %; its FEM 6/13/29, "
           f"MPM 26/23/11)")
+figures = {"integrator": integrator, "ranks": 1, "scenes": [
+    {"scene": stem, "particles": n, "bonds": bonds, "first_fracture_frame": onset, "broken_at_end": end,
+     "seconds_per_frame": spf, "newton_per_step": newton} for stem, n, bonds, onset, end, spf, newton in rows]}
+with open(os.path.join(work, "figures.json"), "w") as f:
+    json.dump(figures, f)
 EOF
+"$python" "$root/scripts/bench/record.py" scale_consistency "$work/figures.json" --load "$load_before" \
+  --build-dir "$build_dir" --env INTEGRATOR END -- scripts/bench/scale_consistency.sh "$@"
 echo "bench: run directories in $work$( [[ "${KEEP:-0}" == 1 ]] || echo ' (removed; KEEP=1 keeps them)')"

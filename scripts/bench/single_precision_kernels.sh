@@ -14,6 +14,8 @@
 # iterations and final energy of each (the kernels must not change them beyond float rounding).
 # Usage: scripts/bench/single_precision_kernels.sh [SCENE.json [STEPS]]   (default: inputs/bdem/beam_twist.json 8)
 # Environment: BUILD_DIR (default build), built first unless PERCUSSION_BENCH_NO_BUILD=1; KEEP=1 keeps the runs.
+# Each run appends a record to docs/benchmarks/single_precision_kernels.jsonl (scripts/bench/record.py;
+# BENCH_RECORD=0 skips it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -41,7 +43,8 @@ with open(sys.argv[2], "w") as f:
     json.dump(scene, f)
 EOF
 
-echo "machine: $(nproc) cores, /proc/loadavg before the runs: $(cat /proc/loadavg)"
+load_before="$(cat /proc/loadavg)"
+echo "machine: $(nproc) cores, /proc/loadavg before the runs: $load_before"
 declare -A options=(
   [default]=""
   [portable]=""
@@ -104,4 +107,14 @@ print("x = the petsc row's time / this row's (above 1: faster than PETSc's doubl
 print(f"AVX2 kernels: time loop {rows['portable']['loop'] / rows['default']['loop']:.2f}x the portable ones'")
 print(f"IC(0) factor read as halves: {per(rows['float_factor']['apply']) / max(1e-12, per(rows['icc']['apply'])):.2f}x "
       f"faster applications than as floats")
+figures = {"scene": scene, "steps": int(steps), "ranks": 1, "variants": {
+    v: {"ms_per_product": per(r["product"]), "ms_per_pc_apply": per(r["apply"]) if r["apply"][0] else None,
+        "loop_seconds": r["loop"], "krylov_iterations": int(r["cg"]), "final_energy": r["energy"]}
+    for v, r in rows.items()},
+    "avx2_loop_speedup": rows["portable"]["loop"] / rows["default"]["loop"],
+    "loop_speedup_vs_petsc": base["loop"] / rows["default"]["loop"]}
+with open(os.path.join(work, "figures.json"), "w") as f:
+    json.dump(figures, f)
 EOF
+"$python" "$root/scripts/bench/record.py" single_precision_kernels "$work/figures.json" --load "$load_before" \
+  --build-dir "$build_dir" -- scripts/bench/single_precision_kernels.sh "$scene" "$steps"
