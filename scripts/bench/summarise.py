@@ -140,7 +140,7 @@ def explicit_bdem(records, out):
             "| ranks | wall s | M particle-steps/s | per core | efficiency | vs LAMMPS |", "|---|---|---|---|---|---|"]
     for run in f.get("runs", []):
         out.append(f"| {run['ranks']} | {fmt(run['wall_seconds'])} | {fmt(run['particle_steps_per_second'] / 1e6)} | "
-                   f"{fmt(run['particle_steps_per_second_per_core'] / 1e6)} | {fmt(run['efficiency'], 2)} | "
+                   f"{fmt(run['particle_steps_per_second_per_core'] / 1e6)} | {fixed(run['efficiency'])} | "
                    f"{fmt(run['vs_lammps'], 2)} |")
     out += ["", "Runs:", ""] + runs.lines() + [""]
 
@@ -189,7 +189,8 @@ def single_precision_kernels(records, out):
             out.append(f"| {k} | {', '.join(fmt(x) for x in v) if isinstance(v, list) else fmt(v)} |")
         out.append("")
     # The latest record of a bench that measured other figures in earlier runs: those too.
-    earlier = [e for e in records[:-1] if set(e["figures"]) - set(f) - {"scene", "steps", "ranks"}]
+    earlier = [e for e in records[:-1] if e["figures"].get("scene") == f.get("scene")
+               and set(e["figures"]) - set(f) - {"scene", "steps", "ranks"}]
     if earlier:
         e = earlier[-1]
         out += [f"Earlier figures {runs.ref(e)}: " + ", ".join(
