@@ -1,4 +1,4 @@
-// Scene files: JSON -> validated Scene. The format is documented key by key in docs/scenes.md.
+// Scene files: JSON -> validated Scene. The format is documented key by key in docs/scenes.md and docs/bdem.md.
 #include "percussion/core/scene.hpp"
 
 #include <cctype>

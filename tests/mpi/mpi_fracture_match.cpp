@@ -92,7 +92,7 @@ TEST(FractureMatch, ThreePointBendingCracksInTheSameFrameAtTwoResolutions) {
   for (const char* name : {"three_point_bending_small", "three_point_bending_mid"}) {
     Scene scene = parse_scene_file(scene_path(name));
     ASSERT_EQ(scene.integrator, "implicit");
-    scene.time.end = 12 * scene.output.frame_interval;  // the crack starts at frame 8-9 (docs/scenes.md)
+    scene.time.end = 12 * scene.output.frame_interval;  // the crack starts at frame 8-9 (docs/benchmarks)
     const bdem::GlobalModel g = bdem::model_from_scene(scene);
     bdem::ImplicitBdem implicit(scene, MPI_COMM_WORLD, g);
     const Fracture f = run(implicit, scene);
