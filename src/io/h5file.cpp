@@ -328,6 +328,22 @@ std::vector<std::string> members(hid_t loc, const std::string& name) {
   return names;
 }
 
+void link(hid_t loc, const std::string& target, const std::string& name) {
+  silence_hdf5();
+  if (!exists(loc, target)) throw InputError(describe(loc, target) + ": no such object to link to");
+  remove(loc, name);
+  H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.id(), 1);
+  check_write(H5Lcreate_hard(loc, target.c_str(), loc, name.c_str(), lcpl.id(), H5P_DEFAULT), loc, name,
+              "create link");
+}
+
+bool holds_integers(hid_t loc, const std::string& name) {
+  H5Handle dset = open_dataset(loc, name);
+  H5Handle type(H5Dget_type(dset.id()), H5Tclose);
+  return H5Tget_class(type.id()) == H5T_INTEGER;
+}
+
 void on_rank0(MPI_Comm comm, const std::function<void()>& action) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
