@@ -173,7 +173,7 @@ void print_trajectory_summary(hid_t file, std::ostream& out) {
       if (v.size() < (last + 1) * static_cast<std::size_t>(width)) return;
       for (int c = 0; c < width; ++c) value << (c ? ", " : "") << v[last * static_cast<std::size_t>(width) + c];
     }
-    out << "    " << name << " = " << (width > 1 ? "(" + value.str() + ")" : value.str()) << "\n";
+    out << "    " << name << " = " << (width > 1 ? "(" : "") << value.str() << (width > 1 ? ")" : "") << "\n";
   };
   const std::vector<std::string> effort{"wall_seconds", "newton_iterations", "krylov_iterations"};
   for (const std::string& name : members(file, "observables"))

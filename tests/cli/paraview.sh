@@ -7,8 +7,9 @@ if ! command -v pvbatch >/dev/null || ! command -v xvfb-run >/dev/null; then
   exit 77
 fi
 "$MPIEXEC" -n 2 "$IO_DEMO" "$SCRATCH/demo"
-# 140 vertices and 432 tetrahedra; 3 bodies, one vertex cell each.
-expect_exit 0 xvfb-run -a pvbatch "$PERCUSSION_SOURCE_DIR/scripts/check_paraview.py" "$SCRATCH/demo/trajectory.xdmf" \
+# 140 vertices and 432 tetrahedra; 3 bodies, one vertex cell each. A display number of its own (-n, then the next
+# free one): the X servers of concurrent runs do not collide.
+expect_exit 0 xvfb-run -a -n $((100 + RANDOM % 800)) pvbatch "$PERCUSSION_SOURCE_DIR/scripts/check_paraview.py" "$SCRATCH/demo/trajectory.xdmf" \
   --frames 4 --grid mesh:140:432 --grid bodies:3:3 --png "${PARAVIEW_PNG:-$SCRATCH/demo/last_frame.png}"
 expect_output "saved"
 echo "$OUT"
