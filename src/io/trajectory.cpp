@@ -246,7 +246,8 @@ void TrajectoryWriter::append_effort(hid_t observables) {
   auto in_step = [&](const char* name) {
     return exists(observables, name) ? shape(observables, name).at(0) == earlier : earlier == 0;
   };
-  if (in_step("wall_seconds")) append_row(observables, "wall_seconds", std::span<const double>(&effort.wall_seconds, 1));
+  if (in_step("wall_seconds"))
+    append_row(observables, "wall_seconds", std::span<const double>(&effort.wall_seconds, 1));
   if (effort.newton_iterations < 0) return;
   if (in_step("newton_iterations"))
     append_row(observables, "newton_iterations", std::span<const std::int64_t>(&effort.newton_iterations, 1));

@@ -16,6 +16,7 @@
 #include "../support/io_test_support.hpp"
 #include "percussion/core/observable_set.hpp"
 #include "percussion/io/h5file.hpp"
+#include "percussion/io/inspect.hpp"
 #include "percussion/io/trajectory.hpp"
 
 namespace {
@@ -191,6 +192,65 @@ TEST(MeshFrames, ResumeRewritesTheConnectivityAndBadElementsThrowEverywhere) {
   check_mesh_frame(file.id(), 1, box, 1);
   check_mesh_frame(file.id(), 2, box, 4);
   EXPECT_EQ(link_count(file.id(), "/frames/000002/mesh/connectivity"), 1u);
+}
+
+// A triangulated 3x2 sheet: Triangle cells in the .xdmf, connectivity [E,3], and `info` naming the mesh.
+TEST(MeshFrames, ATriangleSheetReadsBackAndItsXdmfSaysTriangle) {
+  TempDir tmp;
+  constexpr int kCols = 3, kRows = 2;
+  const std::int64_t n_vertices = (kCols + 1) * (kRows + 1), n_elements = 2 * kCols * kRows;
+  auto corner = [](int i, int j) { return std::int64_t{i} + (kCols + 1) * std::int64_t{j}; };
+  auto triangle = [&](std::int64_t e) {
+    const int i = static_cast<int>(e / 2) % kCols, j = static_cast<int>(e / 2) / kCols;
+    return e % 2 == 0 ? std::array<std::int64_t, 3>{corner(i, j), corner(i + 1, j), corner(i + 1, j + 1)}
+                      : std::array<std::int64_t, 3>{corner(i, j), corner(i + 1, j + 1), corner(i, j + 1)};
+  };
+  std::vector<std::int64_t> vertex_id = interleaved_rows(n_vertices), element_id, connectivity;
+  std::vector<double> position, velocity;
+  for (std::int64_t v : vertex_id) {
+    const double column = static_cast<double>(v % (kCols + 1)), row = static_cast<double>(v / (kCols + 1));
+    position.insert(position.end(), {0.5 * column, 0.5 * row, 0.0});
+    velocity.insert(velocity.end(), {0.0, 0.0, -1.0 * static_cast<double>(v)});
+  }
+  for (std::int64_t e = n_elements - 1 - world_rank(); e >= 0; e -= world_size())
+    element_id.insert(element_id.begin(), e);  // ascending
+  for (std::int64_t e : element_id) {
+    const auto t = triangle(e);
+    connectivity.insert(connectivity.end(), t.begin(), t.end());
+  }
+  {
+    const TrajectoryLayout layout{std::nullopt, MeshLayout{n_vertices, n_elements, 3}, std::nullopt};
+    TrajectoryWriter w(MPI_COMM_WORLD, tmp / "out", layout);
+    const MeshFields fields{vertex_id, position, velocity, element_id, connectivity};
+    w.write_frame(0, 0.0, frame_observables(0), FrameContent{nullptr, &fields, nullptr});
+  }
+  H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "out/trajectory.h5");
+  int c = 0;
+  const std::vector<std::int64_t> conn = read_all_int(file.id(), "frames/000000/mesh/connectivity", &c);
+  ASSERT_EQ(c, 3);
+  ASSERT_EQ(conn.size(), static_cast<std::size_t>(3 * n_elements));
+  for (std::int64_t e = 0; e < n_elements; ++e)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(conn[3 * e + k], triangle(e)[k]) << e;
+  EXPECT_EQ(read_all_double(file.id(), "frames/000000/mesh/velocity").at(3 * 11 + 2), -11.0);
+  if (world_rank() != 0) return;
+  std::ifstream in(tmp / "out/trajectory.xdmf");
+  std::stringstream text;
+  text << in.rdbuf();
+  XmlNode root;
+  ASSERT_NO_THROW(root = XmlReader(text.str()).document());
+  const XmlNode& series = *children_named(*children_named(root, "Domain").at(0), "Grid").at(0);
+  const XmlNode& mesh = *children_named(*children_named(series, "Grid").at(0), "Grid").at(0);
+  const XmlNode& topology = *children_named(mesh, "Topology").at(0);
+  EXPECT_EQ(topology.attributes.at("TopologyType"), "Triangle");
+  EXPECT_EQ(topology.attributes.at("NumberOfElements"), "12");
+  H5File serial = H5File::open_read(MPI_COMM_SELF, tmp / "out/trajectory.h5");
+  int items = 0;
+  check_data_items(root, serial.id(), &items);
+  EXPECT_EQ(items, 4);
+  std::ostringstream info;
+  print_info(tmp / "out/trajectory.h5", info);
+  EXPECT_NE(info.str().find("mesh: 12 vertices, 12 elements of 3 nodes"), std::string::npos) << info.str();
+  EXPECT_NE(info.str().find("kinetic = 0\n"), std::string::npos) << info.str();
 }
 
 // ----- rigid bodies

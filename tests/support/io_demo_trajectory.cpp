@@ -44,10 +44,12 @@ void run(const std::string& dir) {
   const std::int64_t block = (n_vertices + size - 1) / size;
   std::vector<std::int64_t> vertex_id, element_id, connectivity;
   for (std::int64_t g = rank * block; g < std::min(n_vertices, (rank + 1) * block); ++g) vertex_id.push_back(g);
-  static constexpr int kTets[6][4] = {{0, 1, 3, 7}, {0, 1, 5, 7}, {0, 2, 3, 7}, {0, 2, 6, 7}, {0, 4, 5, 7}, {0, 4, 6, 7}};
+  static constexpr int kTets[6][4] = {{0, 1, 3, 7}, {0, 1, 5, 7}, {0, 2, 3, 7},
+                                      {0, 2, 6, 7}, {0, 4, 5, 7}, {0, 4, 6, 7}};
   for (std::int64_t e = rank; e < n_elements; e += size) {
     const std::int64_t c = e / 6;
-    const int i = static_cast<int>(c % kNx), j = static_cast<int>((c / kNx) % kNy), k = static_cast<int>(c / (kNx * kNy));
+    const int i = static_cast<int>(c % kNx), j = static_cast<int>((c / kNx) % kNy);
+    const int k = static_cast<int>(c / (kNx * kNy));
     element_id.push_back(e);
     for (int corner : kTets[e % 6])
       connectivity.push_back(vertex(i + (corner & 1), j + ((corner >> 1) & 1), k + ((corner >> 2) & 1)));
