@@ -2,7 +2,9 @@
 // Trajectory output: <dir>/trajectory.h5 (frames + observables) and <dir>/trajectory.xdmf (an XDMF 2 temporal
 // collection that ParaView's Xdmf reader opens). A run writes any of three kinds in each frame, as its
 // TrajectoryLayout says: particles, a mesh (vertices + elements) and rigid bodies. Every table's row is a global id,
-// so a file does not depend on the rank count that wrote it.
+// so a file does not depend on the rank count that wrote it. Each frame is a spatial collection with a grid per kind
+// (particles, bonds, mesh, bodies): ParaView's default Xdmf3 reader reads them as pieces of one dataset, its "Top
+// Level Partition" reader (Xdmf3ReaderT) as one block each.
 //
 // trajectory.h5 layout:
 //   /@kind = "trajectory", /@format_version = 1
