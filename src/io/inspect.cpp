@@ -134,6 +134,13 @@ std::vector<std::string> frame_names(hid_t file) {
 
 void print_trajectory_summary(hid_t file, std::ostream& out) {
   if (has_attribute(file, "particles")) out << "  particles: " << read_attribute_int(file, "particles") << "\n";
+  if (has_attribute(file, "mesh_vertices"))
+    out << "  mesh: " << read_attribute_int(file, "mesh_vertices") << " vertices, "
+        << read_attribute_int(file, "mesh_elements") << " elements of "
+        << read_attribute_int(file, "mesh_nodes_per_element") << " nodes\n";
+  if (has_attribute(file, "bodies"))
+    out << "  bodies: " << read_attribute_int(file, "bodies") << " (" << read_attribute_int(file, "shapes")
+        << " shapes)\n";
   const std::vector<std::string> frames = frame_names(file);
   out << "  frames: " << frames.size();
   if (frames.empty() || !exists(file, "observables/step")) {
@@ -150,23 +157,30 @@ void print_trajectory_summary(hid_t file, std::ostream& out) {
       << times.back() << ")\n";
   const std::size_t last = steps.size() - 1;
   out << "  last observables (step " << steps[last] << ", time " << times[last] << "):\n";
-  for (const char* name : {"kinetic", "potential", "total", "momentum", "angular_momentum"}) {
-    const std::string full = std::string("observables/") + name;
-    if (!exists(file, full)) continue;
+  // Whatever the method reported, by name (counts without decimals), then the effort rows; a table without a row
+  // for the last frame (effort rows a trajectory stopped writing) is left out.
+  auto print_row = [&](const std::string& name) {
+    const std::string full = "observables/" + name;
     int width = 1;
-    const std::vector<double> v = read_all_double(file, full, &width);
-    if (v.size() < (last + 1) * static_cast<std::size_t>(width)) continue;
-    out << "    " << name << " = ";
-    if (width > 1) out << "(";
-    for (int c = 0; c < width; ++c) out << (c ? ", " : "") << v[last * static_cast<std::size_t>(width) + static_cast<std::size_t>(c)];
-    out << (width > 1 ? ")\n" : "\n");
-  }
-  for (const char* name : {"bonds_broken", "contacts"}) {
-    const std::string full = std::string("observables/") + name;
-    if (!exists(file, full)) continue;
-    const std::vector<std::int64_t> v = read_all_int(file, full);
-    if (v.size() > last) out << "    " << name << " = " << v[last] << "\n";
-  }
+    std::ostringstream value;
+    value.precision(out.precision());
+    if (holds_integers(file, full)) {
+      const std::vector<std::int64_t> v = read_all_int(file, full, &width);
+      if (v.size() < (last + 1) * static_cast<std::size_t>(width)) return;
+      for (int c = 0; c < width; ++c) value << (c ? ", " : "") << v[last * static_cast<std::size_t>(width) + c];
+    } else {
+      const std::vector<double> v = read_all_double(file, full, &width);
+      if (v.size() < (last + 1) * static_cast<std::size_t>(width)) return;
+      for (int c = 0; c < width; ++c) value << (c ? ", " : "") << v[last * static_cast<std::size_t>(width) + c];
+    }
+    out << "    " << name << " = " << (width > 1 ? "(" : "") << value.str() << (width > 1 ? ")" : "") << "\n";
+  };
+  const std::vector<std::string> effort{"wall_seconds", "newton_iterations", "krylov_iterations"};
+  for (const std::string& name : members(file, "observables"))
+    if (name != "step" && name != "time" && std::find(effort.begin(), effort.end(), name) == effort.end())
+      print_row(name);
+  for (const std::string& name : effort)
+    if (exists(file, "observables/" + name)) print_row(name);
   const std::string last_frame = "frames/" + frames.back();
   if (exists(file, last_frame + "/bonds"))
     out << "  intact bonds in the last frame: " << shape(file, last_frame + "/bonds").at(0) << "\n";

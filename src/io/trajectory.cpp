@@ -1,12 +1,11 @@
+// The trajectory writer's file: creating or continuing trajectory.h5, checking a continued file's layout, and the
+// order in which one frame's groups, rows and XDMF lines are written.
 #include "percussion/io/trajectory.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 
@@ -18,49 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kH5Name = "trajectory.h5";
-constexpr const char* kObservableNames[] = {"step",     "time",     "kinetic",     "potential",
-                                            "total",    "momentum", "angular_momentum",
-                                            "bonds_broken", "contacts", "wall_seconds", "newton_iterations",
-                                            "krylov_iterations"};
-
-constexpr const char* kXdmfHead =
-    "<?xml version=\"1.0\" ?>\n"
-    "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-    "<Xdmf Version=\"2.0\">\n"
-    "  <Domain>\n"
-    "    <Grid Name=\"trajectory\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-constexpr const char* kXdmfTail =
-    "    </Grid>\n"
-    "  </Domain>\n"
-    "</Xdmf>\n";
-
 bool is_frame_name(const std::string& name) {
   return !name.empty() && name.size() <= 9 &&
          std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-void append_double(hid_t group, const char* name, double value) {
-  append_row(group, name, std::span<const double>(&value, 1));
-}
-
-void append_int(hid_t group, const char* name, std::int64_t value) {
-  append_row(group, name, std::span<const std::int64_t>(&value, 1));
-}
-
-// One <DataItem> that points into trajectory.h5 (path relative to the .xdmf, as ParaView expects).
-void data_item(std::ostream& out, const std::string& indent, const std::string& dims, bool integer,
-               const std::string& dataset) {
-  out << indent << "<DataItem Dimensions=\"" << dims << "\" NumberType=\"" << (integer ? "Int" : "Float")
-      << "\" Precision=\"8\" Format=\"HDF\">" << kH5Name << ":" << dataset << "</DataItem>\n";
-}
-
-void attribute(std::ostream& out, const std::string& frame, std::int64_t n, const char* name,
-               const char* type, int components) {
-  const std::string dims = components == 1 ? std::to_string(n) : std::to_string(n) + " " + std::to_string(components);
-  out << "          <Attribute Name=\"" << name << "\" AttributeType=\"" << type << "\" Center=\"Node\">\n";
-  data_item(out, "            ", dims, std::string(name) == "id", frame + "/" + name);
-  out << "          </Attribute>\n";
+void check_count(const char* what, std::int64_t n) {
+  if (n < 0) throw std::invalid_argument(std::string("TrajectoryWriter: negative ") + what + " count");
 }
 
 }  // namespace
@@ -73,12 +36,40 @@ std::string TrajectoryWriter::frame_name(int index) {
 
 TrajectoryWriter::TrajectoryWriter(MPI_Comm comm, const std::string& dir, std::int64_t n_particles,
                                    long resume_step)
+    : TrajectoryWriter(comm, dir, TrajectoryLayout{n_particles, std::nullopt, std::nullopt}, resume_step) {}
+
+TrajectoryWriter::TrajectoryWriter(MPI_Comm comm, const std::string& dir, TrajectoryLayout layout, long resume_step)
     : comm_(comm),
-      h5_path_((fs::path(dir) / kH5Name).string()),
+      h5_path_((fs::path(dir) / "trajectory.h5").string()),
       xdmf_path_((fs::path(dir) / "trajectory.xdmf").string()),
-      n_particles_(n_particles) {
+      layout_(std::move(layout)) {
   MPI_Comm_rank(comm_, &rank_);
-  if (n_particles < 0) throw std::invalid_argument("TrajectoryWriter: negative particle count");
+  if (!layout_.particles && !layout_.mesh && !layout_.bodies)
+    throw std::invalid_argument("TrajectoryWriter: the layout names no particles, mesh or bodies");
+  if (layout_.particles) check_count("particle", *layout_.particles);
+  if (layout_.mesh) {
+    check_count("vertex", layout_.mesh->vertices);
+    check_count("element", layout_.mesh->elements);
+    if (layout_.mesh->nodes_per_element != 3 && layout_.mesh->nodes_per_element != 4)
+      throw std::invalid_argument("TrajectoryWriter: mesh elements must be triangles (3 nodes) or tetrahedra (4)");
+  }
+  if (layout_.bodies) {
+    check_count("body", layout_.bodies->bodies);
+    for (const BodyShape& s : layout_.bodies->shapes) {
+      if (s.vertices.size() % 3 != 0 || s.triangles.size() % 3 != 0)
+        throw std::invalid_argument("TrajectoryWriter: a body shape's vertices and triangles come in threes");
+      const auto n = static_cast<std::int64_t>(s.vertices.size() / 3);
+      for (std::int64_t v : s.triangles)
+        if (v < 0 || v >= n) throw std::invalid_argument("TrajectoryWriter: a body shape's triangle names no vertex");
+      double r = s.radius;
+      if (!s.vertices.empty()) {
+        r = 0.0;
+        for (std::size_t i = 0; i < s.vertices.size(); i += 3)
+          r = std::max(r, std::hypot(s.vertices[i], s.vertices[i + 1], s.vertices[i + 2]));
+      }
+      shape_radius_.push_back(r);
+    }
+  }
   int present = 0;
   on_rank0(comm_, [&] {
     fs::create_directories(dir);
@@ -95,23 +86,59 @@ TrajectoryWriter::TrajectoryWriter(MPI_Comm comm, const std::string& dir, std::i
 
 void TrajectoryWriter::start_new() {
   file_ = H5File::create(comm_, h5_path_);
-  write_attribute(file_.id(), "kind", "trajectory");
-  write_attribute(file_.id(), "format_version", std::int64_t{1});
-  write_attribute(file_.id(), "particles", n_particles_);
-  H5Group::create(file_.id(), "frames");
-  H5Group::create(file_.id(), "observables");
+  const hid_t root = file_.id();
+  write_attribute(root, "kind", "trajectory");
+  write_attribute(root, "format_version", std::int64_t{1});
+  if (layout_.particles) write_attribute(root, "particles", *layout_.particles);
+  if (layout_.mesh) {
+    write_attribute(root, "mesh_vertices", layout_.mesh->vertices);
+    write_attribute(root, "mesh_elements", layout_.mesh->elements);
+    write_attribute(root, "mesh_nodes_per_element", layout_.mesh->nodes_per_element);
+  }
+  if (layout_.bodies) write_shapes();
+  H5Group::create(root, "frames");
+  H5Group::create(root, "observables");
   file_.flush();
   frames_.clear();
+  columns_.clear();
+  columns_fixed_ = false;
+}
+
+void TrajectoryWriter::check_layout() const {
+  const hid_t root = file_.id();
+  auto expect = [&](const char* name, bool wanted, std::int64_t value, const char* what) {
+    if (!wanted) {
+      if (has_attribute(root, name))
+        throw InputError(h5_path_ + ": holds " + what + " (@" + name + "), the run writes none");
+      return;
+    }
+    if (!has_attribute(root, name)) throw InputError(h5_path_ + ": holds no " + what + ", the run writes them");
+    const std::int64_t stored = read_attribute_int(root, name);
+    if (stored != value)
+      throw InputError(h5_path_ + ": holds " + std::to_string(stored) + " " + what + " (@" + name + "), the run has " +
+                       std::to_string(value));
+  };
+  expect("particles", layout_.particles.has_value(), layout_.particles.value_or(0), "particles");
+  const MeshLayout mesh = layout_.mesh.value_or(MeshLayout{});
+  expect("mesh_vertices", layout_.mesh.has_value(), mesh.vertices, "mesh vertices");
+  expect("mesh_elements", layout_.mesh.has_value(), mesh.elements, "mesh elements");
+  expect("mesh_nodes_per_element", layout_.mesh.has_value(), mesh.nodes_per_element, "nodes per mesh element");
+  expect("bodies", layout_.bodies.has_value(), layout_.bodies ? layout_.bodies->bodies : 0, "bodies");
+  expect("shapes", layout_.bodies.has_value(),
+         layout_.bodies ? static_cast<std::int64_t>(layout_.bodies->shapes.size()) : 0, "body shapes");
+}
+
+// A frame's datasets are written in this order; the last one of each kind present means the kind is complete.
+bool TrajectoryWriter::frame_complete(hid_t frame) const {
+  return (!layout_.particles || exists(frame, "bonds")) && (!layout_.mesh || exists(frame, "mesh/connectivity")) &&
+         (!layout_.bodies || exists(frame, "bodies/radius"));
 }
 
 void TrajectoryWriter::resume(long resume_step) {
   file_ = H5File::open_rw(comm_, h5_path_);
   if (!has_attribute(file_.id(), "kind") || read_attribute_string(file_.id(), "kind") != "trajectory")
     throw InputError(h5_path_ + ": not a Percussion trajectory (no kind=\"trajectory\" attribute)");
-  const std::int64_t stored = read_attribute_int(file_.id(), "particles");
-  if (stored != n_particles_)
-    throw InputError(h5_path_ + ": holds " + std::to_string(stored) + " particles, the run has " +
-                     std::to_string(n_particles_));
+  check_layout();
 
   // Frames and observable rows are written together; keep their common prefix with step <=
   // resume_step (a frame interrupted before its observables row is dropped too).
@@ -129,62 +156,82 @@ void TrajectoryWriter::resume(long resume_step) {
     if (frame_names[i] != frame_name(static_cast<int>(i))) break;
     H5Group group = H5Group::open(file_.id(), "frames/" + frame_names[i]);
     const long step = static_cast<long>(read_attribute_int(group.id(), "step"));
-    if (step > resume_step || step != rows[i] || !exists(group.id(), "bonds")) break;
-    frames_.push_back({step, read_attribute_double(group.id(), "time"), shape(group.id(), "bonds").at(0)});
+    if (step > resume_step || step != rows[i] || !frame_complete(group.id())) break;
+    const std::int64_t bonds = layout_.particles ? shape(group.id(), "bonds").at(0) : 0;
+    frames_.push_back({step, read_attribute_double(group.id(), "time"), bonds});
   }
   for (const std::string& name : names)
     if (is_frame_name(name) && std::stol(name) >= static_cast<long>(frames_.size()))
       remove(file_.id(), "frames/" + name);
   {
+    // Every table keeps a row per kept frame; one that was shorter (an effort row out of step) stays shorter.
     H5Group observables = H5Group::open(file_.id(), "observables");
-    for (const char* name : kObservableNames)
-      if (exists(observables.id(), name))
-        resize_rows(observables.id(), name, static_cast<std::int64_t>(frames_.size()));
+    const auto kept = static_cast<std::int64_t>(frames_.size());
+    for (const std::string& name : members(file_.id(), "observables"))
+      if (shape(observables.id(), name).at(0) > kept) resize_rows(observables.id(), name, kept);
+    load_columns(observables.id());
   }
   file_.flush();
 }
 
-void TrajectoryWriter::write_frame(const FrameObservables& observables, const FrameFields& fields) {
+void TrajectoryWriter::write_frame(long step, double time, std::span<const Observable> observables,
+                                   const FrameContent& content) {
+  if (static_cast<bool>(content.particles) != layout_.particles.has_value() ||
+      static_cast<bool>(content.mesh) != layout_.mesh.has_value() ||
+      static_cast<bool>(content.bodies) != layout_.bodies.has_value())
+    throw std::invalid_argument(h5_path_ + ": a frame must hold exactly the kinds of the trajectory's layout");
   // Attributes and observable rows are metadata every rank must write identically: use rank 0's.
-  static_assert(std::is_trivially_copyable_v<FrameObservables>);
-  FrameObservables obs = observables;
-  MPI_Bcast(&obs, sizeof(obs), MPI_BYTE, 0, comm_);
+  struct Head {
+    std::int64_t step;
+    double time;
+  } head{step, time};
+  MPI_Bcast(&head, sizeof(head), MPI_BYTE, 0, comm_);
+  step = static_cast<long>(head.step);
+  time = head.time;
+  const std::vector<Observable> values = agreed_observables(step, observables);  // throws before anything is written
+
+  // Each kind's items are checked on every rank before the frame's group exists.
+  const bool same_elements = content.mesh && check_mesh(*content.mesh);
+  if (content.bodies) check_bodies(*content.bodies);
 
   const int index = frames();
-  const std::string name = "frames/" + frame_name(index);
+  const std::string path = "frames/" + frame_name(index);
   std::int64_t bonds = 0;
   {
-    remove(file_.id(), name);  // left over from a frame that was interrupted
-    H5Group group = H5Group::create(file_.id(), name);
-    write_attribute(group.id(), "step", static_cast<std::int64_t>(obs.step));
-    write_attribute(group.id(), "time", obs.time);
-    const hid_t g = group.id();
-    write_rows(g, "position", fields.id, n_particles_, fields.position, 3);
-    write_rows(g, "quaternion", fields.id, n_particles_, fields.quaternion, 4);
-    write_rows(g, "velocity", fields.id, n_particles_, fields.velocity, 3);
-    write_rows(g, "angular_velocity", fields.id, n_particles_, fields.angular_velocity, 3);
-    write_rows(g, "radius", fields.id, n_particles_, fields.radius, 1);
-    write_rows(g, "id", fields.id, n_particles_, fields.id, 1);
-    write_blocks(g, "bonds", fields.bonds, 2);
-    bonds = shape(g, "bonds").at(0);
+    remove(file_.id(), path);  // left over from a frame that was interrupted
+    H5Group group = H5Group::create(file_.id(), path);
+    write_attribute(group.id(), "step", static_cast<std::int64_t>(step));
+    write_attribute(group.id(), "time", time);
+    if (content.particles) bonds = write_particles(group.id(), *content.particles);
+    if (content.mesh) write_mesh(group.id(), "/" + path, *content.mesh, same_elements);
+    if (content.bodies) write_bodies(group.id(), *content.bodies);
   }
   {
     H5Group group = H5Group::open(file_.id(), "observables");
     const hid_t g = group.id();
-    append_int(g, "step", obs.step);
-    append_double(g, "time", obs.time);
-    append_double(g, "kinetic", obs.kinetic);
-    append_double(g, "potential", obs.potential);
-    append_double(g, "total", obs.total);
-    append_row(g, "momentum", std::span<const double>(obs.momentum));
-    append_row(g, "angular_momentum", std::span<const double>(obs.angular_momentum));
-    append_int(g, "bonds_broken", obs.bonds_broken);
-    append_int(g, "contacts", obs.contacts);
+    const std::int64_t s = step;
+    append_row(g, "step", std::span<const std::int64_t>(&s, 1));
+    append_row(g, "time", std::span<const double>(&time, 1));
+    append_observables(g, values);
     append_effort(g);
   }
   file_.flush();
-  frames_.push_back({obs.step, obs.time, bonds});
+  frames_.push_back({step, time, bonds});
   on_rank0(comm_, [&] { append_xdmf(); });
+}
+
+void TrajectoryWriter::write_frame(const FrameObservables& o, const FrameFields& fields) {
+  ObservableSet set;
+  set.set("kinetic", o.kinetic);
+  set.set("potential", o.potential);
+  set.set("total", o.total);
+  set.set("momentum", o.momentum);
+  set.set("angular_momentum", o.angular_momentum);
+  set.set_count("bonds_broken", o.bonds_broken);
+  set.set_count("contacts", o.contacts);
+  FrameContent content;
+  content.particles = &fields;
+  write_frame(o.step, o.time, set, content);
 }
 
 void TrajectoryWriter::append_effort(hid_t observables) {
@@ -199,83 +246,13 @@ void TrajectoryWriter::append_effort(hid_t observables) {
   auto in_step = [&](const char* name) {
     return exists(observables, name) ? shape(observables, name).at(0) == earlier : earlier == 0;
   };
-  if (in_step("wall_seconds")) append_double(observables, "wall_seconds", effort.wall_seconds);
+  if (in_step("wall_seconds"))
+    append_row(observables, "wall_seconds", std::span<const double>(&effort.wall_seconds, 1));
   if (effort.newton_iterations < 0) return;
-  if (in_step("newton_iterations")) append_int(observables, "newton_iterations", effort.newton_iterations);
-  if (in_step("krylov_iterations")) append_int(observables, "krylov_iterations", effort.krylov_iterations);
-}
-
-std::string TrajectoryWriter::frame_xdmf(std::size_t index) const {
-  std::ostringstream out;
-  out.precision(std::numeric_limits<double>::max_digits10);
-  const std::int64_t n = n_particles_;
-  const FrameRecord& f = frames_[index];
-  const std::string frame = "/frames/" + frame_name(static_cast<int>(index));
-  out << "      <Grid Name=\"frame_" << frame_name(static_cast<int>(index))
-      << "\" GridType=\"Collection\" CollectionType=\"Spatial\">\n"
-      << "        <Time Value=\"" << f.time << "\"/>\n"
-      // Particles: one vertex cell per particle; connectivity is the id column (row = global id).
-      << "        <Grid Name=\"particles\" GridType=\"Uniform\">\n"
-      << "          <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n
-      << "\" NodesPerElement=\"1\">\n";
-  data_item(out, "            ", std::to_string(n), true, frame + "/id");
-  out << "          </Topology>\n"
-      << "          <Geometry GeometryType=\"XYZ\">\n";
-  data_item(out, "            ", std::to_string(n) + " 3", false, frame + "/position");
-  out << "          </Geometry>\n";
-  attribute(out, frame, n, "velocity", "Vector", 3);
-  attribute(out, frame, n, "angular_velocity", "Vector", 3);
-  attribute(out, frame, n, "radius", "Scalar", 1);
-  attribute(out, frame, n, "id", "Scalar", 1);
-  attribute(out, frame, n, "quaternion", "Matrix", 4);
-  out << "        </Grid>\n";
-  // Bonds: line cells between particle rows; omitted when none are intact (empty DataItems upset
-  // the reader).
-  if (f.bonds > 0) {
-    out << "        <Grid Name=\"bonds\" GridType=\"Uniform\">\n"
-        << "          <Topology TopologyType=\"Polyline\" NumberOfElements=\"" << f.bonds
-        << "\" NodesPerElement=\"2\">\n";
-    data_item(out, "            ", std::to_string(f.bonds) + " 2", true, frame + "/bonds");
-    out << "          </Topology>\n"
-        << "          <Geometry GeometryType=\"XYZ\">\n";
-    data_item(out, "            ", std::to_string(n) + " 3", false, frame + "/position");
-    out << "          </Geometry>\n"
-        << "        </Grid>\n";
-  }
-  out << "      </Grid>\n";
-  return out.str();
-}
-
-void TrajectoryWriter::write_xdmf() {
-  std::string text = kXdmfHead;
-  for (std::size_t i = 0; i < frames_.size(); ++i) text += frame_xdmf(i);
-  xdmf_tail_ = static_cast<std::streamoff>(text.size());
-  text += kXdmfTail;
-
-  // Write-then-rename: a viewer polling the file never sees half of it.
-  const std::string temp = xdmf_path_ + ".tmp";
-  {
-    std::ofstream file(temp, std::ios::trunc | std::ios::binary);
-    file << text;
-    file.close();
-    if (!file) throw std::runtime_error(temp + ": cannot write");
-  }
-  fs::rename(temp, xdmf_path_);
-}
-
-void TrajectoryWriter::append_xdmf() {
-  // Each frame writes only its own lines, over the closing tags, and the tags after them: rewriting the whole
-  // file costs every frame time in proportion to the frames before it, and on ext4 renaming over a file flushes
-  // it. A viewer reading in the instant of the write may see the file cut short; a
-  // restart writes it whole again.
-  if (xdmf_tail_ < 0 || !fs::exists(xdmf_path_)) return write_xdmf();
-  const std::string text = frame_xdmf(frames_.size() - 1) + kXdmfTail;
-  std::fstream file(xdmf_path_, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekp(xdmf_tail_);
-  file << text;
-  file.close();
-  if (!file) throw std::runtime_error(xdmf_path_ + ": cannot write");
-  xdmf_tail_ += static_cast<std::streamoff>(text.size()) - static_cast<std::streamoff>(std::strlen(kXdmfTail));
+  if (in_step("newton_iterations"))
+    append_row(observables, "newton_iterations", std::span<const std::int64_t>(&effort.newton_iterations, 1));
+  if (in_step("krylov_iterations"))
+    append_row(observables, "krylov_iterations", std::span<const std::int64_t>(&effort.krylov_iterations, 1));
 }
 
 }  // namespace percussion::io

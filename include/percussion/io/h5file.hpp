@@ -87,6 +87,11 @@ std::vector<std::int64_t> shape(hid_t loc, const std::string& name);
 void remove(hid_t loc, const std::string& name);
 // Names of the links in group `name` under loc, in name order.
 std::vector<std::string> members(hid_t loc, const std::string& name);
+// Makes `name` under loc another name of the existing object `target` (a hard link; target is relative to loc or
+// absolute): data written once and found under both names, kept while either name is.
+void link(hid_t loc, const std::string& target, const std::string& name);
+// True if dataset `name` holds integers, false for floating point or any other type.
+bool holds_integers(hid_t loc, const std::string& name);
 
 // Global table [global_rows, components] ([global_rows] when components == 1). Each rank passes its
 // rows in strictly ascending order (disjoint across ranks, possibly none) and rows.size()*components
