@@ -79,7 +79,9 @@ PetscErrorCode on_arrays(Vec x, Vec y, F&& f) {
 PetscErrorCode icc_set_up(PC pc) {
   PcData& data = data_of(pc);
   bool factored = false;
-  PetscCall(guarded([&] { factored = data.owner ? data.owner->factor_icc(pc->pmat) : data.icc.factor(pc->pmat).has_value(); }));
+  PetscCall(guarded([&] {
+    factored = data.owner ? data.owner->factor_icc(pc->pmat) : data.icc.factor(pc->pmat).has_value();
+  }));
   PetscCall(PCSetFailedReason(pc, factored ? PC_NOERROR : PC_FACTOR_OTHER));
   return 0;
 }
