@@ -117,7 +117,7 @@ void BlockSystem::make_fallback_ksp() {
   petsc_check(KSPGetPC(fallback_, &pc), "KSPGetPC");
   bind_block_preconditioner(pc, this);
   // (With other options the fallback is point-block Jacobi by the KSP and preconditioner they name.)
-  fused_fallback_cg_ = is_type(fallback_, kFusedCg) && pc_type(pc) == kPointBlockJacobiPc;
+  fused_fallback_cg_ = runs_on_arrays(fallback_) && pc_type(pc) == kPointBlockJacobiPc;
 }
 
 BlockSystem::Result BlockSystem::solve_block_jacobi(std::span<const double> rhs, std::span<double> solution,
@@ -131,7 +131,7 @@ BlockSystem::Result BlockSystem::solve_block_jacobi(KSP ksp, std::span<const dou
   if (!diagonal_inverted_) invert_diagonal();
   PC pc;
   petsc_check(KSPGetPC(ksp, &pc), "KSPGetPC");
-  if (is_type(ksp, kFusedCg) && pc_type(pc) == kPointBlockJacobiPc)
+  if (runs_on_arrays(ksp) && pc_type(pc) == kPointBlockJacobiPc)
     return run_fused(ksp, rhs, solution, rtol, &BlockSystem::apply_block_jacobi);
   petsc_check(KSPSetOperators(ksp, A_, A_), "KSPSetOperators");
   return run(ksp, rhs, solution, rtol);

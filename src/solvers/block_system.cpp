@@ -207,7 +207,7 @@ PetscInt BlockSystem::preallocate(PetscInt n_owned, std::span<const PetscInt> it
   else if (t == kIccPc) blocks_ = Blocks::Icc;
   eisenstat_ = t == kGaussSeidelPc || t == kDiluPc;
   point_block_ = t == kPointBlockJacobiPc;
-  const bool fused = is_type(ksp_, kFusedCg);
+  const bool fused = runs_on_arrays(ksp_);
   coupled_ = size > 1;
   if (eisenstat_) {
     // CG on the split system Ĉ ŷ = b̂ (eisenstat_dilu.hpp), whose operator is this shell.

@@ -15,6 +15,13 @@ bool is_type(KSP ksp, const char* type) {
   return match == PETSC_TRUE;
 }
 
+bool runs_on_arrays(KSP ksp) {
+  if (!is_type(ksp, kFusedCg)) return false;
+  for (PetscInt k = 0; k < ksp->numbermonitors; ++k)
+    if (ksp->monitor[k] != reinterpret_cast<decltype(ksp->monitor[k])>(KSPMonitorResidual)) return false;
+  return true;
+}
+
 FusedCgReport::FusedCgReport(KSP ksp, double rtol) : ksp_(ksp) {
   ksp->rtol = rtol;
   ksp->its = 0;

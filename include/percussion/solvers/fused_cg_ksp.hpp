@@ -24,6 +24,11 @@ void register_solvers();
 
 bool is_type(KSP ksp, const char* type);
 
+// Whether `ksp` may run as the fused CG on the caller's arrays (run_fused_cg): it is "fusedcg", and its monitors
+// need only the residual norm (-ksp_monitor). Those that read the solution or residual vectors
+// (-ksp_monitor_true_residual, ...) need KSPSolve's vectors: the fused CG then runs through KSPSolve.
+bool runs_on_arrays(KSP ksp);
+
 // What the loops report to `ksp`: its iteration count, residual norm and history, its monitors, and at the end its
 // converged reason (and, with view_reason, the -ksp_converged_reason view, which KSPSolve gives otherwise).
 class FusedCgReport {
