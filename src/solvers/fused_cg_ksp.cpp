@@ -43,7 +43,9 @@ void FusedCgReport::finish(const FusedCgResult& result, bool view_reason) const 
   ksp_->its = result.iterations;
   ksp_->rnorm = result.residual_norm;
   ksp_->reason = result.reason;
-  if (view_reason) petsc_check(KSPConvergedReasonViewFromOptions(ksp_), "KSPConvergedReasonViewFromOptions");
+  if (!view_reason) return;
+  petsc_check(KSPConvergedReasonViewFromOptions(ksp_), "KSPConvergedReasonViewFromOptions");
+  petsc_check(KSPViewFromOptions(ksp_, nullptr, "-ksp_view"), "KSPViewFromOptions");
 }
 
 namespace {

@@ -30,7 +30,8 @@ bool is_type(KSP ksp, const char* type);
 bool runs_on_arrays(KSP ksp);
 
 // What the loops report to `ksp`: its iteration count, residual norm and history, its monitors, and at the end its
-// converged reason (and, with view_reason, the -ksp_converged_reason view, which KSPSolve gives otherwise).
+// converged reason (and, with view_reason, the -ksp_converged_reason and -ksp_view views, which KSPSolve gives
+// otherwise).
 class FusedCgReport {
  public:
   FusedCgReport(KSP ksp, double rtol);
