@@ -17,9 +17,13 @@ bool is_type(KSP ksp, const char* type) {
 
 bool runs_on_arrays(KSP ksp) {
   if (!is_type(ksp, kFusedCg)) return false;
-  for (PetscInt k = 0; k < ksp->numbermonitors; ++k)
-    if (ksp->monitor[k] != reinterpret_cast<decltype(ksp->monitor[k])>(KSPMonitorResidual)) return false;
-  return true;
+  // The monitors are counted rather than compared with KSPMonitorResidual: a function's address taken here need not
+  // be the one the PETSc library stores (its calls to itself may be bound inside it).
+  const char* prefix = nullptr;
+  petsc_check(KSPGetOptionsPrefix(ksp, &prefix), "KSPGetOptionsPrefix");
+  PetscBool residual = PETSC_FALSE;
+  petsc_check(PetscOptionsHasName(nullptr, prefix, "-ksp_monitor", &residual), "PetscOptionsHasName");
+  return ksp->numbermonitors <= (residual ? 1 : 0);
 }
 
 FusedCgReport::FusedCgReport(KSP ksp, double rtol) : ksp_(ksp) {
