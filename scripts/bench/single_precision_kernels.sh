@@ -5,9 +5,10 @@
 #                  blocks and product, through the AVX2 kernels where the CPU has them
 #   portable       the same through the portable Eigen kernels                 (PERCUSSION_AVX2=0)
 #   icc            IC(0) blocks (the factor read as halves) and single-precision product, PETSc's CG
-#                                                                  (-bdem_sub_pc_type icc -bdem_petsc_cg)
+#                                                                  (-bdem_pc_type percussion_icc_sp -bdem_ksp_type cg)
 #   float_factor   the same with the factor read as floats         (... -bdem_half_precision_factor 0)
-#   double_product single-precision IC(0), PETSc's product        (-bdem_sub_pc_type icc -bdem_single_precision_product 0)
+#   double_product single-precision IC(0), PETSc's product        (-bdem_pc_type percussion_icc_sp
+#                                                                   -bdem_single_precision_product 0)
 #   petsc          PETSc's ICC(0) and product                      (-bdem_pc_type bjacobi ...)
 # and prints, from -log_view, the seconds per matrix product and per preconditioner application (D-ILU's split
 # operator counts as a product and has no application), the time loop, their ratios to "petsc", and the CG
@@ -48,9 +49,9 @@ echo "machine: $(nproc) cores, /proc/loadavg before the runs: $load_before"
 declare -A options=(
   [default]=""
   [portable]=""
-  [icc]="-bdem_sub_pc_type icc -bdem_petsc_cg"
-  [float_factor]="-bdem_sub_pc_type icc -bdem_petsc_cg -bdem_half_precision_factor 0"
-  [double_product]="-bdem_sub_pc_type icc -bdem_single_precision_product 0"
+  [icc]="-bdem_pc_type percussion_icc_sp -bdem_ksp_type cg"
+  [float_factor]="-bdem_pc_type percussion_icc_sp -bdem_ksp_type cg -bdem_half_precision_factor 0"
+  [double_product]="-bdem_pc_type percussion_icc_sp -bdem_single_precision_product 0"
   [petsc]="-bdem_pc_type bjacobi -bdem_sub_pc_type icc -bdem_single_precision_product 0"
 )
 for variant in default portable icc float_factor double_product petsc; do

@@ -6,16 +6,16 @@
 
 namespace percussion::solvers {
 
-SbaijBlock::SbaijBlock(Mat A, const char* who) {
+SbaijBlock::SbaijBlock(Mat A, const char* who, int block_size) {
   petsc_check(MatGetDiagonalBlock(A, &local), "MatGetDiagonalBlock");
   PetscInt bs = 0;
   petsc_check(MatGetBlockSize(local, &bs), "MatGetBlockSize");
   PetscBool sbaij = PETSC_FALSE;
   petsc_check(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(local), MATSEQSBAIJ, &sbaij),
               "PetscObjectTypeCompare");
-  if (bs != kBlock || !sbaij)
-    throw NumericalError(std::string(who) + " takes an SBAIJ matrix of block size 6 (use -bdem_mat_type sbaij, "
-                                            "or another -bdem_pc_type)");
+  if (bs != block_size || !sbaij)
+    throw NumericalError(std::string(who) + " takes an SBAIJ matrix of block size " + std::to_string(block_size) +
+                         " (use -bdem_mat_type sbaij, or another -bdem_pc_type)");
   const PetscInt *ia = nullptr, *ja = nullptr;
   PetscBool done = PETSC_FALSE;
   petsc_check(MatGetRowIJ(local, 0, PETSC_FALSE, PETSC_TRUE, &rows, &ia, &ja, &done), "MatGetRowIJ");

@@ -69,6 +69,9 @@ expect_output "option -bdem_sub_pc_type: the default preconditioner's blocks are
 # PETSc 3.18 has no SOR for 6x6 blocks, and crashed after saying so: refused before the run.
 expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type eisenstat
 expect_output "option -bdem_pc_type eisenstat: PETSc has no SOR for the 6x6-block Newton matrix"
+# The unnamed shell of earlier versions: the message names the preconditioners it became.
+expect_exit 2 "$PERCUSSION" run "$implicit_scene" --out "$SCRATCH/out" -bdem_pc_type shell
+expect_output "option -bdem_pc_type shell: the project's preconditioners have names now: percussion_gs (the default)"
 # A scene's D-ILU under another preconditioner named on the command line: refused, not an unknown PETSc type.
 # (The \} keeps the object's closing brace from ending the substitution.)
 dilu_scene="$(scene "${base/\"method\":\"bdem\"/\"method\":\"bdem\",\"integrator\":\"implicit\",\"implicit\":{\"petsc_options\":\"-bdem_sub_pc_type dilu\"\}}" dilu)"

@@ -1,14 +1,14 @@
 #pragma once
 // A distributed symmetric block system A y = b (one bs×bs block row per owned item) on PETSc: an SBAIJ matrix
 // (upper triangle; callers add both triangles) preallocated from per-row block counts and reused while the
-// pattern holds, solved by KSP under an options prefix so users tune it from the command line
-// (-bdem_ksp_type, -bdem_pc_type gamg, -bdem_ksp_monitor, -bdem_ksp_converged_reason, ...). The preconditioner on
-// 6x6 blocks (use_blocks) is block Jacobi across ranks with a single-precision IC(0) of each rank's block
-// (single_precision_icc.hpp; -bdem_pc_type bjacobi gives PETSc's double-precision ICC(0) instead), or D-ILU or
-// block symmetric Gauss–Seidel applied by Eisenstat's trick (eisenstat_dilu.hpp: CG then runs on the split system);
-// Gauss–Seidel's and D-ILU's sweeps run across the ranks when the caller gives preallocate() the rows' sides
-// (rank_coupling.hpp). An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ copy of the matrix, since PETSc
-// 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
+// pattern holds, solved by a KSP under an options prefix, so that -<prefix>ksp_type and -<prefix>pc_type name every
+// choice and -<prefix>ksp_monitor, -<prefix>ksp_converged_reason watch the solver that runs. By default on 6x6-block
+// SBAIJ: the fused CG (fused_cg_ksp.hpp, "fusedcg") with block symmetric Gauss–Seidel by Eisenstat's trick
+// ("percussion_gs"); the project's other preconditioners are "percussion_dilu", "percussion_icc_sp" and
+// "percussion_pbjacobi" (block_preconditioners.hpp). Gauss–Seidel's and D-ILU's sweeps run across the ranks when the
+// caller gives preallocate() the rows' sides (rank_coupling.hpp). Other block sizes (3 for mesh vertices) and
+// formats get PETSc's CG with block Jacobi by default. An algebraic multigrid (GAMG, hypre, ML) is built from an AIJ
+// copy of the matrix, since PETSc 3.18's multigrids take AIJ only, and from a near-nullspace the caller supplies.
 #include <petscksp.h>
 
 #include <optional>
@@ -26,8 +26,8 @@ namespace percussion::solvers {
 
 class BlockSystem {
  public:
-  // Defaults (CG, block Jacobi with IC(0) blocks, unpreconditioned residual norm) may be overridden by the
-  // options database under `prefix`.
+  // Defaults (the fused CG with use_blocks()' preconditioner on 6x6 blocks, PETSc's CG with block Jacobi otherwise;
+  // the true residual's norm) may be overridden by the options database under `prefix`.
   BlockSystem(MPI_Comm comm, std::string prefix, int block_size);
   ~BlockSystem();
   BlockSystem(const BlockSystem&) = delete;
@@ -40,15 +40,16 @@ class BlockSystem {
   // (rank_coupling.hpp): item i is the local row local_row(i) (first_row() + local_row(i) globally), and rhs,
   // solution and near-nullspace modes hold the rows in that order. d_nnz and o_nnz stay per item.
   static constexpr char kLowerRank = 1, kHigherRank = 2;
-  // With `pattern_follows` the caller gives the pattern next (set_pattern), and a 6x6-block SBAIJ matrix is allocated
-  // only then.
+  // With `pattern_follows` the caller gives the pattern next (set_pattern), and an SBAIJ matrix is allocated only
+  // then.
   PetscInt preallocate(PetscInt n_owned, std::span<const PetscInt> d_nnz, std::span<const PetscInt> o_nnz,
                        std::span<const char> sides = {}, bool pattern_follows = false);
   // Collective, after preallocate(): the matrix's blocks, given whole. Item i's row holds the blocks of the global
   // block columns columns[start[i]] ... columns[start[i + 1] − 1] (either triangle, any order, repeats allowed) and
   // its diagonal block. A 6x6-block SBAIJ matrix is then allocated for exactly these blocks, and every block is
   // inserted once in order: no first assembly then searches its rows, shifts their blocks or squeezes out slots left
-  // unused, and add_at() works from the first assembly on. Other formats keep preallocate()'s counts.
+  // unused, and add_at() works from the first assembly on. Other formats keep preallocate()'s counts. (Any block
+  // size.)
   void set_pattern(std::span<const PetscInt> start, std::span<const PetscInt> columns);
   PetscInt first_row() const { return first_row_; }
   PetscInt local_row(std::size_t item) const {
@@ -74,14 +75,18 @@ class BlockSystem {
   // by default; fused_cg.hpp): the sweeps read p as floats and form q in floats anyway.
   void use_float_cg_vectors(bool on) { float_cg_vectors_ = on; }
   static constexpr double kFloatVectorsRtol = 1e-5;
-  // The default preconditioner's blocks (block Jacobi across ranks), on 6x6-block SBAIJ: IC(0)
-  // (single_precision_icc.hpp); D-ILU applied by Eisenstat's trick (eisenstat_dilu.hpp), whose CG iteration costs
-  // two sweeps over the off-diagonal blocks instead of a product and two triangular solves; or block symmetric
-  // Gauss–Seidel by the same trick, the fallback's (solve_fallback), which needs no elimination, is set up again
-  // after every assembly (only in the changed rows after a contact refresh) and suits contact-dominated matrices.
+  // The default preconditioner on 6x6-block SBAIJ (-<prefix>pc_type overrides, and then decides blocks()): block
+  // Jacobi across ranks with IC(0) blocks (single_precision_icc.hpp, percussion_icc_sp); D-ILU applied by
+  // Eisenstat's trick (eisenstat_dilu.hpp, percussion_dilu), whose CG iteration costs two sweeps over the
+  // off-diagonal blocks instead of a product and two triangular solves; or block symmetric Gauss–Seidel by the same
+  // trick (percussion_gs), the fallback's (solve_fallback), which needs no elimination, is set up again after every
+  // assembly (only in the changed rows after a contact refresh) and suits contact-dominated matrices.
   // Call before preallocate().
   enum class Blocks { Icc, Dilu, GaussSeidel };
   void use_blocks(Blocks blocks) { blocks_ = blocks; }
+  Blocks blocks() const { return blocks_; }
+  // The registered name of each (block_preconditioners.hpp).
+  static const char* blocks_pc(Blocks blocks);
   // The fallback's preconditioner (solve_fallback): block symmetric Gauss–Seidel by default, point-block Jacobi
   // with `on` false.
   void use_gauss_seidel_fallback(bool on) { gauss_seidel_fallback_ = on; }
@@ -89,7 +94,7 @@ class BlockSystem {
   void zero();                                                  // keep the pattern, zero the values
   void add_block(PetscInt row, PetscInt col, const double* v);  // bs×bs, row-major; rows may be other ranks'
   void assemble();                                              // collective
-  // Direct insertion, without MatSetValuesBlocked's search of the row and call overhead. Once a 6x6-block SBAIJ
+  // Direct insertion, without MatSetValuesBlocked's search of the row and call overhead. Once an SBAIJ
   // pattern is set (its first assemble() since preallocate()), local_position gives where block (row, col),
   // row < col both owned by this rank, sits in the rank's block of the matrix; -1 if there is none or the pattern
   // is not set yet. add_at(position, v) then adds v as add_block(row, col, v) would; with column_major, v holds the
@@ -104,7 +109,7 @@ class BlockSystem {
   // given in between. So a lagged matrix whose contacts are brought up to date is a function of the two states
   // alone, which a restart can assemble again. Diagonal blocks must be the rank's own rows and are given whole at
   // each replacement; off-diagonal ones sit where no kept block does and are given where they changed (`changed`;
-  // a replacement sets them, an assembly after zero() adds them). 6x6-block SBAIJ, after the first assemble().
+  // a replacement sets them, an assembly after zero() adds them). SBAIJ, after the first assemble().
   void begin_replacement();
   void add_replaceable(PetscInt row, PetscInt col, const double* v, bool changed = true);
   void add_replaceable_at(PetscInt position, const double* v, bool column_major, bool changed = true);
@@ -139,8 +144,9 @@ class BlockSystem {
   // the diagonal blocks as pivots (block symmetric Gauss–Seidel, eisenstat_dilu.hpp), which is SPD whatever the
   // off-diagonal blocks and is set up again only when the matrix changed, and then only in the rows additions touched
   // since its last set-up unless zero() was called; point-block Jacobi (solve_block_jacobi)
-  // when turned off, for other block sizes or formats, when the fallback's options ask for PETSc's KSP, if the
-  // diagonal blocks are not positive definite, or if Gauss–Seidel is already the default's blocks.
+  // when turned off, for other block sizes or formats, when the fallback's options (-<prefix>fallback_ksp_type,
+  // -<prefix>fallback_pc_type) ask for another method, if the diagonal blocks are not positive definite, or if
+  // Gauss–Seidel is already the default's blocks.
   Result solve_fallback(std::span<const double> rhs, std::span<double> solution, double rtol);
   // y = D⁻¹ x with D the bs×bs diagonal blocks of the assembled matrix (the fallback's preconditioner).
   void apply_block_jacobi(const double* x, double* y) const;
@@ -169,6 +175,7 @@ class BlockSystem {
   long failed_set_ups() const { return failed_set_ups_; }
 
  private:
+  friend struct BlockPreconditionerAccess;  // the registered preconditioners (block_preconditioners.cpp)
   void destroy();
   void make_fallback_ksp();  // the fallback's KSP, at its first solve (its options decide fused_fallback_cg_)
   MPI_Comm comm_;
@@ -176,13 +183,15 @@ class BlockSystem {
   int bs_;
   PetscInt first_row_ = 0, n_owned_ = 0;
   bool multigrid_ = false, built_ = false, upper_only_ = false;
+  bool own_blocks_ = false;   // 6x6-block SBAIJ: the project's preconditioners and kernels apply
+  bool point_block_ = false;  // the default KSP's preconditioner is percussion_pbjacobi
   Mat A_ = nullptr;
   Mat P_ = nullptr;  // AIJ copy the multigrid is built from (null: the preconditioner uses A_)
   MatNullSpace near_null_ = nullptr;
   Vec b_ = nullptr, y_ = nullptr;
   KSP ksp_ = nullptr, fallback_ = nullptr;
   SinglePrecisionIcc icc_;
-  // Eisenstat D-ILU: CG on the split system, a shell operator, no PETSc preconditioner.
+  // Eisenstat D-ILU: CG on the split system, a shell operator.
   EisenstatDilu dilu_;
   Blocks blocks_ = Blocks::Icc;  // asked for
   bool eisenstat_ = false;       // a split is in use (D-ILU or Gauss–Seidel blocks, and the default preconditioner)
@@ -190,9 +199,8 @@ class BlockSystem {
   bool coupled_ = false;         // more than one rank: the split operator needs the coupling blocks
   std::vector<PetscInt> interface_rows_;  // rows with a partner on another rank: the only ones the coupling touches
   long assemblies_ = 0, factored_assembly_ = -1;
-  KSP split_ksp_ = nullptr;
   Mat split_op_ = nullptr;
-  Vec split_b_ = nullptr, split_y_ = nullptr, coupling_in_ = nullptr, coupling_out_ = nullptr;
+  Vec coupling_in_ = nullptr, coupling_out_ = nullptr;
   std::vector<double> split_b_hat_, split_y_hat_;
   std::vector<float> split_y_hat_float_;  // CG's ŷ with float vectors (use_float_cg_vectors)
   // Block symmetric Gauss–Seidel (the fallback's, or the default's blocks) and the assembly it was set up from.
@@ -228,13 +236,13 @@ class BlockSystem {
   bool set_up_gauss_seidel();  // collective: for the current assembly; false if it is not usable on some rank
   template <class V>
   double apply_split(const EisenstatDilu& split, const V* u, V* out) const;  // Ĉ u of either split
-  // Our fused CG on a split system (D-ILU's or Gauss–Seidel's), stopped at kSplitForcing·rtol.
+  // The fused CG on a split system (D-ILU's or Gauss–Seidel's) as `ksp`, stopped at kSplitForcing·rtol.
   Result run_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution, double rtol,
                    KSP ksp);
-  // Our fused CG loops (fused_cg.hpp) solve the split system, the IC(0)-preconditioned one and the point-block
-  // Jacobi fallback, unless the options ask for another Krylov method, a monitor or a converged-reason view, or
-  // -<prefix>petsc_cg: then their KSPs do. multiply() runs A's MatMult on the loops' arrays through these Vecs
-  // (made at the first fused solve that multiplies by A).
+  // The fused CG (its KSPs are "fusedcg" with our preconditioners, fused_cg_ksp.hpp) runs on our arrays and kernels
+  // for the split system, the IC(0)-preconditioned one and the point-block Jacobi fallback; other Krylov methods run
+  // through KSPSolve. multiply() runs A's MatMult on the loops' arrays through these Vecs (made at the first fused
+  // solve that multiplies by A).
   bool fused_split_cg_ = false, fused_icc_cg_ = false, fused_fallback_cg_ = false;
   long icc_assembly_ = -1;  // the assembly IC(0) was last factored from
   std::vector<double> cg_work_;
@@ -242,12 +250,11 @@ class BlockSystem {
   bool float_cg_vectors_ = true;
   Vec product_in_ = nullptr, product_out_ = nullptr;
   void multiply(const double* x, double* y) const;
-  template <class Precondition>
   Result run_fused(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol,
-                   Precondition&& precondition);
+                   void (BlockSystem::*precondition)(const double*, double*) const);
   Result solve_split(std::span<const double> rhs, std::span<double> solution, double rtol, bool refresh);
   Result solve_gauss_seidel(std::span<const double> rhs, std::span<double> solution, double rtol);
-  // CG on the default preconditioner's split system (split_ksp_): our fused loop, or PETSc's KSP when its options ask.
+  // CG on the default preconditioner's split system: the fused loop, or PETSc's KSP when its options ask.
   Result solve_on_split(const EisenstatDilu& split, std::span<const double> rhs, std::span<double> solution,
                         double rtol);
   SinglePrecisionProduct product_;
@@ -293,10 +300,10 @@ class BlockSystem {
   bool diagonal_inserted_ = false;  // assemble() has put diagonal_ into the matrix since zero()
   bool diagonal_inverted_ = false;  // diagonal_inverse_ is up to date
   void invert_diagonal();
+  // KSPSolve from zero to rtol, through b_ and y_.
   Result run(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
-  // CG from zero on b (filled by load(b's array)) to rtol; store(y's array) takes the solution.
-  template <class Load, class Store>
-  Result run_ksp(KSP ksp, Vec b, Vec y, double rtol, Load&& load, Store&& store);
+  // Point-block Jacobi by `ksp` (the fallback's, or the default one with percussion_pbjacobi).
+  Result solve_block_jacobi(KSP ksp, std::span<const double> rhs, std::span<double> solution, double rtol);
 };
 
 }  // namespace percussion::solvers

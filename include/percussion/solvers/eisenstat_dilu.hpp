@@ -1,7 +1,7 @@
 #pragma once
 // Block D-ILU, or block symmetric Gauss–Seidel, of one rank's diagonal block of a symmetric 6×6-block SBAIJ matrix,
-// applied with Eisenstat's trick: the Newton systems' preconditioner with -bdem_sub_pc_type dilu or sgs (the
-// default; block Jacobi across ranks, D-ILU or Gauss–Seidel within a rank). Cheaper per CG iteration than IC(0).
+// applied with Eisenstat's trick: the Newton systems' preconditioner with -bdem_pc_type percussion_dilu or
+// percussion_gs (the default; block Jacobi across ranks, D-ILU or Gauss–Seidel within a rank; block_preconditioners.hpp). Cheaper per CG iteration than IC(0).
 //
 // Split A = L + D + Lᵀ + O (L: the rank's strictly lower blocks, D: its diagonal blocks, O: the blocks that
 // couple it to other ranks). D-ILU keeps L and chooses block pivots P with the same diagonal as the product:

@@ -19,6 +19,12 @@ struct FusedCgResult {
   double residual_norm = 0;
 };
 
+// What the loops report after the initial residual (iteration 0) and after every iteration: nothing, or the KSP's
+// monitors (fused_cg_ksp.hpp). It only reads: the iteration's arithmetic is the same with or without it.
+struct NoObserver {
+  void operator()(PetscInt, double) const {}
+};
+
 // The local part of x·y, in four partial sums (one would chain every addition on the last); in double.
 template <class T>
 double local_dot(const T* x, const T* y, std::size_t n) {
@@ -56,10 +62,10 @@ double cg_step(T* x, T* r, const T* p, const T* q, double alpha, std::size_t n) 
 // split's sweeps), which halves the traffic of a loop bound by it. Every sum stays in double, and p, the direction
 // both q and x's update take, is the same rounded p; x and r are rounded each iteration, 6e-8 of themselves, far
 // below the forcing terms (1e-2 to 1e-4) they are used with (BlockSystem::kFloatVectorsRtol), and the split's
-// solution map rounds x to floats anyway.
-template <class T, class Apply>
+// solution map rounds x to floats anyway. observe(iteration, |r|) as NoObserver says.
+template <class T, class Apply, class Observe = NoObserver>
 FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, T* x, double rtol, PetscInt max_iterations,
-                       std::vector<T>& work, Apply&& apply) {
+                       std::vector<T>& work, Apply&& apply, Observe&& observe = Observe{}) {
   work.resize(3 * n);
   T* r = work.data();
   T* p = r + n;
@@ -72,6 +78,7 @@ FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, T* x, doub
   MPI_Allreduce(MPI_IN_PLACE, &rr, 1, MPI_DOUBLE, MPI_SUM, comm);
   FusedCgResult result;
   result.residual_norm = std::sqrt(rr);
+  observe(0, result.residual_norm);
   if (rr == 0) {
     result.reason = KSP_CONVERGED_ATOL;
     return result;
@@ -89,6 +96,7 @@ FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, T* x, doub
     MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_DOUBLE, MPI_SUM, comm);
     ++result.iterations;
     result.residual_norm = std::sqrt(next);
+    observe(result.iterations, result.residual_norm);
     if (!std::isfinite(next)) {
       result.reason = KSP_DIVERGED_NANORINF;
       return result;
@@ -109,10 +117,10 @@ FusedCgResult fused_cg(MPI_Comm comm, std::size_t n, const double* b, T* x, doub
 // definite; local to the rank or collective), and `work` resized to 4n. Stops on the true residual |r|, as
 // KSP_NORM_UNPRECONDITIONED; apply returns the local p·q as before. rᵀr and rᵀz are summed over the ranks together,
 // after the preconditioner, which is therefore applied once more at the last iteration than KSPCG does.
-template <class Apply, class Precondition>
+template <class Apply, class Precondition, class Observe = NoObserver>
 FusedCgResult fused_pcg(MPI_Comm comm, std::size_t n, const double* b, double* x, double rtol,
                         PetscInt max_iterations, std::vector<double>& work, Apply&& apply,
-                        Precondition&& precondition) {
+                        Precondition&& precondition, Observe&& observe = Observe{}) {
   work.resize(4 * n);
   double* r = work.data();
   double* z = r + n;
@@ -127,6 +135,7 @@ FusedCgResult fused_pcg(MPI_Comm comm, std::size_t n, const double* b, double* x
   MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
   FusedCgResult result;
   result.residual_norm = std::sqrt(sums[0]);
+  observe(0, result.residual_norm);
   if (sums[0] == 0) {
     result.reason = KSP_CONVERGED_ATOL;
     return result;
@@ -152,6 +161,7 @@ FusedCgResult fused_pcg(MPI_Comm comm, std::size_t n, const double* b, double* x
     sums[1] = local_dot(r, z, n);
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
     result.residual_norm = std::sqrt(sums[0]);
+    observe(result.iterations, result.residual_norm);
     if (!std::isfinite(sums[0])) {
       result.reason = KSP_DIVERGED_NANORINF;
       return result;

@@ -1,6 +1,6 @@
 #pragma once
-// The calling rank's diagonal block of a symmetric 6×6-block matrix (SBAIJ or MPISBAIJ), as the single-precision
-// kernels read it: block CSR of the upper triangle (each row's diagonal block first, then later columns in
+// The calling rank's diagonal block of a symmetric block matrix (SBAIJ or MPISBAIJ; 6×6 blocks for the
+// single-precision kernels, any size for BlockSystem's direct assembly), as they read it: block CSR of the upper triangle (each row's diagonal block first, then later columns in
 // ascending order) and PETSc's values, each block stored column by column.
 #include <petscmat.h>
 
@@ -19,8 +19,9 @@ struct SbaijBlock {
   Mat local = nullptr;                   // owned by the matrix it came from
   PetscInt rows = 0;
   std::vector<PetscInt> first, column;  // block row k: first[k] .. first[k+1]
-  // Checks A (block size 6, SBAIJ; `who` names the caller in the message) and copies the local block's structure.
-  SbaijBlock(Mat A, const char* who);
+  // Checks A (SBAIJ of block size `block_size`; `who` names the caller in the message) and copies the local block's
+  // structure.
+  SbaijBlock(Mat A, const char* who, int block_size = kBlock);
   // Calls f(values) with the local block's value array (36 per block, in `column` order).
   template <class F>
   void with_values(F&& f) const;

@@ -1,13 +1,12 @@
 // The implicit bonded DEM (notes 001): set-up, each step's schedule (cuts, BDF2 history, predictor, friction and
 // the fracture check), the Newton matrix's pattern and the matrix carried between steps, observables, checkpoints
 // and counters. The potential's terms are in implicit_evaluate.cpp, the Newton iterations in implicit_newton.cpp,
-// the active-set rounds, friction and fracture in implicit_active_set.cpp, implicit_friction.cpp and
-// implicit_fracture.cpp.
+// the Newton systems' -bdem_ options in implicit_options.cpp, the active-set rounds, friction and fracture in
+// implicit_active_set.cpp, implicit_friction.cpp and implicit_fracture.cpp.
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 
 #include <Eigen/Geometry>
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -20,6 +19,7 @@
 #include "percussion/physics/manifold_contact.hpp"
 #include "percussion/physics/quaternion.hpp"
 #include "percussion/physics/rigid_modes.hpp"
+#include "implicit_options.hpp"
 
 namespace percussion::bdem {
 namespace {
@@ -31,56 +31,6 @@ constexpr double kNormalDrift = 0.1;
 // BDF2 keeps its history over step changes up to this ratio: a cut's halves are followed by steps twice as long.
 // Beyond it (1 + √2 is the stability bound) a step restarts with backward Euler.
 constexpr double kMaxBdf2Ratio = 2.0;
-
-// -bdem_<name> [1|0|true|false|yes|no|on|off]: `unset` when absent, on when given alone or as one of the first four.
-// single_precision_product 0 gives PETSc's double-precision product; half_precision_factor 0 keeps IC(0)'s factor
-// in floats; gauss_seidel_fallback 0 gives the fallback point-block Jacobi instead of block symmetric Gauss–Seidel;
-// half_precision_split (off unless given) has the D-ILU and Gauss–Seidel sweeps read their blocks as halves;
-// float_cg_vectors 0 keeps CG's vectors on a split in double.
-bool switch_option(const std::string& name, bool unset = true) {
-  char value[32] = "";
-  PetscBool set = PETSC_FALSE;
-  solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", ("-" + name).c_str(), value, sizeof value, &set),
-                       "PetscOptionsGetString");
-  std::string v(value);
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (!set) return unset;
-  if (v.empty() || v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  throw InputError("option -bdem_" + name + ": expected 1/0, true/false, yes/no or on/off, got '" +
-                   std::string(value) + "'");
-}
-
-// -bdem_sub_pc_type icc|dilu|sgs: the blocks of the default preconditioner (block Jacobi across ranks): IC(0), or
-// D-ILU or block symmetric Gauss–Seidel applied by Eisenstat's trick. Also refuses the PETSc preconditioners that
-// fail on 6x6-block SBAIJ (SOR and Eisenstat's SSOR: "SSOR for block size > 1 is not yet implemented", then a crash
-// in PETSc 3.18).
-solvers::BlockSystem::Blocks local_blocks_option() {
-  using Blocks = solvers::BlockSystem::Blocks;
-  char value[64] = "";
-  PetscBool set = PETSC_FALSE;
-  solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-pc_type", value, sizeof value, &set),
-                       "PetscOptionsGetString");
-  const std::string pc(set ? value : "");
-  if (pc == "sor" || pc == "eisenstat")
-    throw InputError("option -bdem_pc_type " + pc +
-                     ": PETSc has no SOR for the 6x6-block Newton matrix; -bdem_sub_pc_type sgs gives block "
-                     "symmetric Gauss-Seidel with Eisenstat's trick");
-  solvers::petsc_check(PetscOptionsGetString(nullptr, "bdem_", "-sub_pc_type", value, sizeof value, &set),
-                       "PetscOptionsGetString");
-  const std::string sub(set ? value : "sgs");
-  if (!pc.empty() && pc != "shell") {  // -bdem_sub_pc_type then belongs to that preconditioner (bjacobi, asm)
-    if (set && (sub == "dilu" || sub == "sgs"))
-      throw InputError("option -bdem_sub_pc_type " + sub + " (command line or implicit.petsc_options) is for the "
-                       "default preconditioner, not -bdem_pc_type " + pc + ": give PETSc's, e.g. -bdem_sub_pc_type icc");
-    return Blocks::Icc;
-  }
-  if (sub == "icc") return Blocks::Icc;
-  if (sub == "dilu") return Blocks::Dilu;
-  if (sub == "sgs") return Blocks::GaussSeidel;
-  throw InputError("option -bdem_sub_pc_type: the default preconditioner's blocks are icc, dilu or sgs, got '" + sub +
-                   "' (for PETSc's, add -bdem_pc_type bjacobi)");
-}
 
 // The explicit contact's dashpot realises `restitution`; the implicit contact is the paper's penalty alone
 // (notes §2.7), whose bounce the step's own damping sets. Say so rather than ignore the key silently.
@@ -98,21 +48,6 @@ void warn_unused_restitution(const Scene& scene) {
 
 }  // namespace
 
-ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
-  for (const auto& [name, value] : scene.implicit.petsc_options) {
-    PetscBool set = PETSC_FALSE;
-    solvers::petsc_check(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set), "PetscOptionsHasName");
-    if (set) continue;  // the command line (or an outer scene) wins
-    solvers::petsc_check(PetscOptionsSetValue(nullptr, name.c_str(), value.empty() ? nullptr : value.c_str()),
-                         "PetscOptionsSetValue");
-    inserted_.push_back(name);
-  }
-}
-
-ScenePetscOptions::~ScenePetscOptions() {
-  for (const std::string& name : inserted_) PetscOptionsClearValue(nullptr, name.c_str());
-}
-
 ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6), verlet_(scene_, d_, timers_) {
   h_ = dt_;
@@ -122,15 +57,7 @@ ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel&
   PetscBool monitor = PETSC_FALSE;
   solvers::petsc_check(PetscOptionsHasName(nullptr, "bdem_", "-newton_monitor", &monitor), "PetscOptionsHasName");
   monitor_ = monitor == PETSC_TRUE;
-  system_.use_single_precision_product(switch_option("single_precision_product"));
-  system_.use_half_precision_factor(switch_option("half_precision_factor"));
-  system_.use_half_precision_split(switch_option("half_precision_split", false));
-  system_.use_float_cg_vectors(switch_option("float_cg_vectors"));
-  system_.use_gauss_seidel_fallback(switch_option("gauss_seidel_fallback"));
-  system_.use_sweeps_across_ranks(switch_option("sweeps_across_ranks"));
-  const solvers::BlockSystem::Blocks blocks = local_blocks_option();
-  system_.use_blocks(blocks);
-  shifting_blocks_ = blocks == solvers::BlockSystem::Blocks::Icc;
+  shifting_blocks_ = configure_newton_system(system_) == solvers::BlockSystem::Blocks::Icc;
   schedule_ = model.schedule;
   // Only IC(0) shifts: with other blocks, steps an IC(0) run's checkpoint scheduled on point-block Jacobi are dropped.
   if (!shifting_blocks_) schedule_.block_jacobi_steps = schedule_.block_jacobi_backoff = 0;

@@ -1,6 +1,6 @@
 // The Riemannian Newton iterations of one implicit step (notes 2.8-2.9, Algorithm 2/3): the scaled Newton system,
-// its CG solve with the forcing term, Armijo backtracking along geodesics (retract), the extrapolation of a full
-// step, and the convergence test; also the first-order variant (Algorithm 1).
+// its CG solve with the forcing term, Armijo backtracking along geodesics (retract; solvers/line_search.hpp), the
+// extrapolation of a full step, and the convergence test; also the first-order variant (Algorithm 1).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,12 +9,13 @@
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 #include "percussion/physics/manifold_contact.hpp"
 #include "percussion/physics/quaternion.hpp"
+#include "percussion/solvers/line_search.hpp"
 
 namespace percussion::bdem {
 namespace {
 
-constexpr double kArmijo = 1e-4;
-constexpr int kMaxBacktracks = 40;
+// Armijo's sufficient decrease and the halvings the line search tries.
+constexpr solvers::BacktrackingLineSearch kLineSearch{1e-4, 40};
 // Round-off of an energy change summed term by term, per unit of Σ_k |x|·|∂Φ_k/∂x| (evaluate()).
 constexpr double kEnergyRoundoff = 8 * std::numeric_limits<double>::epsilon();
 // Loosest CG tolerance of a Newton step, on the system in the units of the convergence test (compute_scale).
@@ -403,14 +404,15 @@ bool ImplicitBdem::minimise() {
         alpha == 1.0 && (likely_converged || (newton && scene_.implicit.hessian_lag_contraction > 0 && hessian_current_));
     {
       ScopedPhase timer(timers_, Phase::LineSearch);
-      double change = 0;
-      for (int ls = 0; ls < kMaxBacktracks && !accepted; ++ls, alpha *= 0.5) {
-        retract(alpha);
-        ++line_search_trials_;
-        change = energy_change(ls == 0 && gradient_next ? Want::Gradient : Want::Energy);
-        accepted = change <= kArmijo * alpha * global[0] || (-alpha * global[0] < noise && change < noise);
-        if (accepted) break;
-      }
+      const solvers::BacktrackingLineSearch::Result search =
+          kLineSearch.search(alpha, global[0], noise, [&](double trial_alpha, int k) {
+            retract(trial_alpha);
+            return energy_change(k == 0 && gradient_next ? Want::Gradient : Want::Energy);
+          });
+      line_search_trials_ += search.trials;
+      accepted = search.accepted;
+      alpha = search.alpha;
+      const double change = search.change;
       gradient_at_state = accepted && alpha == 1.0 && gradient_next;
       if (accepted && alpha == 1.0 && cg_direction && scene_.implicit.line_search_extrapolation) {
         const long tried = extrapolations_tried_;
