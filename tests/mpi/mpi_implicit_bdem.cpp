@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
@@ -29,7 +29,7 @@ using namespace percussion::test;
 namespace {
 
 // A 12 r x 8 r x 8 r bonded block, 20 critical steps per step, tight Newton tolerance.
-Scene block_scene(const std::string& extra, double strength = 1e12, const std::string& form = "backward_euler") {
+bdem::BdemScene block_scene(const std::string& extra, double strength = 1e12, const std::string& form = "backward_euler") {
   const std::string text = R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": )" +
                            std::to_string(strength) + R"(, "friction": 0.3 } ],
@@ -38,12 +38,12 @@ Scene block_scene(const std::string& extra, double strength = 1e12, const std::s
     "implicit": { "tolerance": 1e-10, "step_factor": 20, "form": ")" + form + R"(" },
     "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 })" +
                            (extra.empty() ? "" : ", " + extra) + "}";
-  return parse_scene_text(text, "implicit-test.json");
+  return bdem::parse_scene_text(text, "implicit-test.json");
 }
 
 // A chain of six spheres (r = 0.016, five bonds) along x, no gravity, time step h.
-Scene chain_scene(const std::string& form, double h) {
-  Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+bdem::BdemScene chain_scene(const std::string& form, double h) {
+  bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.032, 0.032] } } ],
@@ -56,7 +56,7 @@ Scene chain_scene(const std::string& form, double h) {
 
 // The block, weak (strength 1e4), clamped at one end and pulled at 0.5 m/s at the other: several times over its
 // strength by the end of the first step.
-Scene pulled_block_scene(const std::string& form) {
+bdem::BdemScene pulled_block_scene(const std::string& form) {
   return block_scene(R"("boundary_conditions": [
       { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
       { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
@@ -65,8 +65,8 @@ Scene pulled_block_scene(const std::string& form) {
 
 // The weak block pulled at 0.05 m/s, its first bonds just over strength at the end of the first step, with
 // implicit.fracture_transient 2.
-Scene transient_block_scene() {
-  Scene scene = block_scene(R"("boundary_conditions": [
+bdem::BdemScene transient_block_scene() {
+  bdem::BdemScene scene = block_scene(R"("boundary_conditions": [
       { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
       { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.05, 0, 0] } ])",
                             1e4, "bdf2");
@@ -78,9 +78,9 @@ const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
 
 // A scene shipped in inputs/bdem/ (under $PERCUSSION_SOURCE_DIR, else the working directory).
-Scene shipped_scene(const std::string& name) {
+bdem::BdemScene shipped_scene(const std::string& name) {
   const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  return parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/" + name);
+  return bdem::parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/" + name);
 }
 
 // What a run leaves: positions and broken bonds (gathered), counters and observables, and its time.
@@ -93,12 +93,12 @@ struct Outcome {
 };
 
 // Runs the scene for `steps` steps, or to its end time when steps < 0.
-Outcome run(const Scene& scene, int steps = -1) {
+Outcome run(const bdem::BdemScene& scene, int steps = -1) {
   ImplicitBdem m(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
   if (steps < 0)
     while (m.time() < scene.time.end - 1e-12) m.advance();
   for (int s = 0; s < steps; ++s) m.advance();
-  return {positions(MPI_COMM_WORLD, m), broken_bonds(MPI_COMM_WORLD, m), m.counters(), m.observables(), m.time()};
+  return {positions(MPI_COMM_WORLD, m), broken_bonds(MPI_COMM_WORLD, m), m.counters(), m.totals(), m.time()};
 }
 
 // Two paths to the same minimisers: the same broken bonds (more than `broken`) and positions within 1e-7.
@@ -140,15 +140,15 @@ std::vector<int> pieces(MPI_Comm comm, const bdem::BdemMethod& m) {
 // Free block, conservative forces only: backward Euler never adds energy; momenta are conserved to the
 // solver tolerance; quaternions stay unit.
 TEST(ImplicitBdem, FreeBlockLosesEnergyMonotonicallyAndKeepsMomentum) {
-  const Scene scene = block_scene("");
+  const bdem::BdemScene scene = block_scene("");
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   shake(g, 0.05);
   ImplicitBdem m(scene, MPI_COMM_WORLD, g);
-  Observables before = m.observables();
+  Observables before = m.totals();
   const Observables first = before;
   for (int s = 0; s < 30; ++s) {
     m.advance();
-    const Observables now = m.observables();
+    const Observables now = m.totals();
     EXPECT_LE(now.total, before.total * (1 + 1e-10)) << "step " << s;
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << "step " << s;
     before = now;
@@ -165,9 +165,9 @@ TEST(ImplicitBdem, FreeBlockLosesEnergyMonotonicallyAndKeepsMomentum) {
 // With the default preconditioner (IC(0) blocks) and with D-ILU blocks applied by Eisenstat's trick, whose
 // operator includes the blocks coupling the ranks.
 TEST(ImplicitBdem, RanksAgreeWithSerialRun) {
-  Scene dilu = block_scene(kCantilever);
+  bdem::BdemScene dilu = block_scene(kCantilever);
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
-  for (const Scene& scene : {block_scene(kCantilever), dilu, block_scene(kCantilever, 1e12, "bdf2")}) {
+  for (const bdem::BdemScene& scene : {block_scene(kCantilever), dilu, block_scene(kCantilever, 1e12, "bdf2")}) {
     ImplicitBdem world(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     ImplicitBdem serial(scene, MPI_COMM_SELF, bdem::model_from_scene(scene));
     for (int s = 0; s < 15; ++s) {
@@ -198,7 +198,7 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
   const Eigen::Vector3d drift(3, -2, 1);
   double mass = 0;
   auto run_loose = [&](double friction, const Eigen::Vector3d& common, MPI_Comm comm) {
-    const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+    const bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
       "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12,
                        "friction": )" + std::to_string(friction) + R"(, "rolling_friction": )" +
                                              std::to_string(0.2 * friction) + R"( } ],
@@ -216,15 +216,15 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
     }
     ImplicitBdem m(scene, comm, g);
     Run r;
-    r.p0 = m.observables().momentum;
+    r.p0 = m.totals().momentum;
     long contacts = 0;
     for (int s = 0; s < 15; ++s) {
       m.advance();
-      contacts = std::max(contacts, m.observables().contacts);
+      contacts = std::max(contacts, m.totals().contacts);
     }
     r.x = positions(comm, m);
     r.v = velocities(comm, m);
-    r.p = m.observables().momentum;
+    r.p = m.totals().momentum;
     r.contacts = contacts;
     r.time = m.time();
     return r;
@@ -255,8 +255,8 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
 // ∇V from the last midpoint, which a failed attempt overwrites). A twisted, translating end (its rotation centre
 // moves, so the second half must start at the right time) and a floor with friction; one Newton iteration per
 // try, so every full step is cut once and every half step is left unconverged.
-Scene cut_scene(const std::string& form) {
-  Scene cut = block_scene(R"("gravity": [0, 0, -9.81],
+bdem::BdemScene cut_scene(const std::string& form) {
+  bdem::BdemScene cut = block_scene(R"("gravity": [0, 0, -9.81],
     "obstacles": [ { "type": "plane", "point": [0, 0, 0.002], "normal": [0, 0, 1] } ],
     "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] },
                                "velocity": [0.2, 0, 0], "angular_velocity": [0, 0, 5],
@@ -272,8 +272,8 @@ Scene cut_scene(const std::string& form) {
 
 TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    const Scene cut = cut_scene(form);
-    Scene halves = cut;
+    const bdem::BdemScene cut = cut_scene(form);
+    bdem::BdemScene halves = cut;
     halves.implicit.step_cuts = 0;
     halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
     ImplicitBdem a(cut, MPI_COMM_WORLD, bdem::model_from_scene(cut));
@@ -287,7 +287,7 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
     EXPECT_EQ(a.counters().at("step_cuts"), 4) << form;
     EXPECT_EQ(a.counters().at("unconverged_steps"), 8) << form;
     EXPECT_EQ(b.counters().at("unconverged_steps"), 8) << form;
-    EXPECT_GT(a.observables().contacts, 0) << form;  // the floor carries the block, so friction acted
+    EXPECT_GT(a.totals().contacts, 0) << form;  // the floor carries the block, so friction acted
     EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12) << form;
     EXPECT_LE(max_rel_diff(velocities(MPI_COMM_WORLD, b), velocities(MPI_COMM_WORLD, a)), 1e-10) << form;
   }
@@ -299,10 +299,10 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
 // ratio the same step breaks its bonds from a different state.
 TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    Scene cut = pulled_block_scene(form);
+    bdem::BdemScene cut = pulled_block_scene(form);
     cut.implicit.fracture_cut_ratio = 1.5;
     cut.implicit.step_cuts = 1;
-    Scene plain = cut, halves = cut;
+    bdem::BdemScene plain = cut, halves = cut;
     plain.implicit.fracture_cut_ratio = 0;
     halves.implicit.fracture_cut_ratio = 0;
     halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
@@ -317,9 +317,9 @@ TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
     EXPECT_EQ(a.counters().at("step_cuts"), 0) << form;
     EXPECT_EQ(p.counters().at("fracture_cuts"), 0) << form;
     EXPECT_EQ(a.counters().at("unconverged_steps") + b.counters().at("unconverged_steps"), 0) << form;
-    const long broken = b.observables().bonds_broken;
+    const long broken = b.totals().bonds_broken;
     EXPECT_GT(broken, 0) << form;
-    EXPECT_EQ(a.observables().bonds_broken, broken) << form;
+    EXPECT_EQ(a.totals().bonds_broken, broken) << form;
     EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12) << form;
     EXPECT_LE(max_rel_diff(velocities(MPI_COMM_WORLD, b), velocities(MPI_COMM_WORLD, a)), 1e-10) << form;
     EXPECT_GT(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, p)), 1e-6) << form;
@@ -332,9 +332,9 @@ TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
 // in that state, all through the block; the rounds break where it parts first, and the pieces then carry no load.
 // Every rank decides each round alike (the serial run's bonds and state).
 TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
-  Scene rounds = pulled_block_scene("bdf2");
+  bdem::BdemScene rounds = pulled_block_scene("bdf2");
   rounds.implicit.fracture_rounds = 50;
-  Scene single = rounds;
+  bdem::BdemScene single = rounds;
   single.implicit.fracture_rounds = 1;
   ImplicitBdem world(rounds, MPI_COMM_WORLD, bdem::model_from_scene(rounds));
   ImplicitBdem serial(rounds, MPI_COMM_SELF, bdem::model_from_scene(rounds));
@@ -368,12 +368,12 @@ TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
 // state, forces and time), and with a long window every later interval is explicit too. Every rank count breaks
 // the serial run's bonds; without a window the run goes back to minimising once the block has parted.
 TEST(ImplicitBdem, ExplicitFractureTakesTheExplicitRunsSteps) {
-  Scene hybrid = pulled_block_scene("bdf2");
+  bdem::BdemScene hybrid = pulled_block_scene("bdf2");
   hybrid.implicit.fracture_integrator = "explicit";
   hybrid.implicit.explicit_window = 1000;
   const double h = bdem::model_from_scene(hybrid).time_step;
   const auto n = static_cast<int>(std::ceil(h / (hybrid.time.step_factor * bdem::critical_step(hybrid)) * (1 - 1e-12)));
-  Scene expl = hybrid, closing = hybrid;
+  bdem::BdemScene expl = hybrid, closing = hybrid;
   expl.integrator = "explicit";
   expl.time.step = h / n;
   closing.implicit.explicit_window = 0;
@@ -416,8 +416,8 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/plain.h5";
   ASSERT_FALSE(dir.empty());
-  Scene transient = transient_block_scene();
-  Scene plain = transient, expl = transient;
+  bdem::BdemScene transient = transient_block_scene();
+  bdem::BdemScene plain = transient, expl = transient;
   plain.implicit.fracture_transient = 0;
   expl.integrator = "explicit";
   ImplicitBdem world(transient, MPI_COMM_WORLD, bdem::model_from_scene(transient));
@@ -459,8 +459,8 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
 TEST(ImplicitBdem, FractureTransientReachMovesTheParticlesNearTheBreaks) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const Scene whole = transient_block_scene();
-  Scene far = whole, near = whole, plain = whole;
+  const bdem::BdemScene whole = transient_block_scene();
+  bdem::BdemScene far = whole, near = whole, plain = whole;
   far.implicit.fracture_transient_reach = 100;  // 1.6 m
   near.implicit.fracture_transient_reach = 3;
   plain.implicit.fracture_transient = 0;
@@ -487,7 +487,7 @@ TEST(ImplicitBdem, FractureTransientReachMovesTheParticlesNearTheBreaks) {
 // 0.01 rad since. The small stretched beam's end pieces turn by 0.03-0.1 rad in a step as they come off; with
 // their old blocks Newton took 27.4 iterations per step there (7.9 with the rule).
 TEST(ImplicitBdem, ContactRefreshAssemblesTurnedBondsAgain) {
-  Scene scene = shipped_scene("beam_stretch_small.json");
+  bdem::BdemScene scene = shipped_scene("beam_stretch_small.json");
   scene.implicit.fracture_transient = 2;
   scene.implicit.fracture_transient_reach = 3;
   const Outcome o = run(scene);
@@ -501,7 +501,7 @@ TEST(ImplicitBdem, ContactRefreshAssemblesTurnedBondsAgain) {
 // for the spin. A contact refresh that kept them took 187 Newton iterations over the 6 steps; assembled again once
 // the bonds' lengths move, 53 (37 without refreshes).
 TEST(ImplicitBdem, ContactRefreshAssemblesStretchedBondsAgain) {
-  Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+  bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016, "velocity": [0.5, 0, 0], "angular_velocity": [0, 1.8, 6],
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.1, 0.06, 0.06] } } ],
@@ -522,15 +522,15 @@ TEST(ImplicitBdem, ContactRefreshAssemblesStretchedBondsAgain) {
 // they agree with the default (block Jacobi, lagged within a step) to well below the sag. The multigrid needs
 // fewer CG iterations.
 TEST(ImplicitBdem, MultigridAndFreshPreconditionersAgreeWithDefault) {
-  const Scene base = block_scene(kCantilever);
-  Scene gamg = base, fresh = base, dilu = base;
+  const bdem::BdemScene base = block_scene(kCantilever);
+  bdem::BdemScene gamg = base, fresh = base, dilu = base;
   gamg.implicit.petsc_options = {{"-bdem_pc_type", "gamg"}};
   fresh.implicit.reuse_preconditioner = false;
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   std::vector<double> sag;
   std::vector<std::vector<double>> x;
   std::vector<double> krylov;
-  for (const Scene* scene : std::vector<const Scene*>{&base, &gamg, &fresh, &dilu}) {
+  for (const bdem::BdemScene* scene : std::vector<const bdem::BdemScene*>{&base, &gamg, &fresh, &dilu}) {
     ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
     for (int s = 0; s < 10; ++s) m.advance();
     x.push_back(positions(MPI_COMM_WORLD, m));
@@ -550,7 +550,7 @@ TEST(ImplicitBdem, MultigridAndFreshPreconditionersAgreeWithDefault) {
 }
 
 // Checkpoint half-way: bit-identical on the same communicator, equal to the solver tolerance on one rank.
-void expect_restart_continues_the_run(const Scene& scene, int half = 6) {
+void expect_restart_continues_the_run(const bdem::BdemScene& scene, int half = 6) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
@@ -578,7 +578,7 @@ TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(bl
 // The transient leaves nothing behind but broken bonds, so a checkpoint between breaking steps continues bit for bit.
 TEST(ImplicitBdem, FractureTransientRestartContinuesTheRun) { expect_restart_continues_the_run(transient_block_scene(), 3); }
 TEST(ImplicitBdem, FractureTransientReachRestartContinuesTheRun) {
-  Scene scene = transient_block_scene();
+  bdem::BdemScene scene = transient_block_scene();
   scene.implicit.fracture_transient_reach = 3;
   expect_restart_continues_the_run(scene, 3);
 }
@@ -592,9 +592,9 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), implicit_path = dir + "/implicit.h5", explicit_path = dir + "/explicit.h5";
   ASSERT_FALSE(dir.empty());
-  Scene scene = pulled_block_scene("bdf2");
+  bdem::BdemScene scene = pulled_block_scene("bdf2");
   for (auto& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
-  Scene explicit_scene = scene;
+  bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
   const bdem::GlobalModel start = bdem::model_from_scene(scene);
   // The pulled end (boundary condition 1) at time t: where it started, moved by 0.5 m/s in x.
@@ -624,7 +624,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   for (int s = 0; s < 60; ++s) continued->advance();
   EXPECT_NEAR(continued->time(), t_switch + 60 * h_explicit, 1e-15);
   expect_pulled_end_at(*continued);
-  EXPECT_LT(continued->observables().kinetic, 1.0);  // it did not blow up
+  EXPECT_LT(continued->totals().kinetic, 1.0);  // it did not blow up
   continued->write_checkpoint(explicit_path);
   for (int s = 0; s < 60; ++s) continued->advance();
 
@@ -646,7 +646,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
 
 // A checkpoint inside an explicit window continues it: the restart takes the same explicit intervals.
 TEST(ImplicitBdem, ExplicitFractureRestartContinuesTheRun) {
-  Scene scene = pulled_block_scene("bdf2");
+  bdem::BdemScene scene = pulled_block_scene("bdf2");
   scene.implicit.fracture_integrator = "explicit";
   scene.implicit.explicit_window = 2;
   expect_restart_continues_the_run(scene, 2);
@@ -660,7 +660,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
   for (const char* xy : {"0.128, 0.0252376", "0.16, 0.08066323", "0.096, 0.08066323"})  // above top-layer particles
     loose += std::string(R"(, { "material": "m", "particle_radius": 0.016, "shape": { "type": "sphere", "center": [)") +
              xy + R"(, 0.12638267], "radius": 0.016 } })";
-  const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+  const bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.128, 0.128] } })" + loose + R"( ],
@@ -689,7 +689,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
   {
     ImplicitBdem probe(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     for (int s = 0; s < half; ++s) probe.advance();
-    EXPECT_EQ(probe.observables().contacts, 3);
+    EXPECT_EQ(probe.totals().contacts, 3);
     probe.write_checkpoint(path);
     const bdem::GlobalModel model = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
     EXPECT_EQ(model.newton_state.size(), 21 * model.radius.size());  // a matrix to carry
@@ -705,7 +705,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
 // does: bit for bit, the refreshes in between notwithstanding. (Before 2026-11-28 a refreshed matrix never carried;
 // its refreshes added changes, which a restart could not repeat.)
 TEST(ImplicitBdem, RefreshedMatrixCarriesAcrossARestart) {
-  Scene scene = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   for (Material& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
   scene.implicit.tolerance = 1e-10;
   // The first step after one that refreshed its contacts and that keeps that step's matrix.
@@ -729,7 +729,7 @@ TEST(ImplicitBdem, RefreshedMatrixCarriesAcrossARestart) {
 }
 
 TEST(ImplicitBdem, DiluRestartContinuesTheRun) {
-  Scene scene = block_scene(kCantilever);
+  bdem::BdemScene scene = block_scene(kCantilever);
   scene.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   expect_restart_continues_the_run(scene);
 }
@@ -752,7 +752,7 @@ TEST(ImplicitBdem, CutRestartContinuesTheRun) {
   const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
   ASSERT_FALSE(dir.empty());
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    const Scene scene = cut_scene(form);
+    const bdem::BdemScene scene = cut_scene(form);
     ImplicitBdem full(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     for (int s = 0; s < 3; ++s) full.advance();
     full.write_checkpoint(path);
@@ -770,7 +770,7 @@ TEST(ImplicitBdem, CutRestartContinuesTheRun) {
 // Notes T8: a cantilever drape at one step per frame (1/60 s, ~160x the explicit step) stays stable: no
 // blow-up (advance throws on non-finite state), no inversion, energy never grows, and the tip sags.
 TEST(ImplicitBdem, DrapeIsStableAtOneStepPerFrame) {
-  const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+  const bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0.5], "max": [0.6, 0.1, 0.6] } } ],
@@ -778,10 +778,10 @@ TEST(ImplicitBdem, DrapeIsStableAtOneStepPerFrame) {
     "gravity": [0, 0, -9.81], "time": { "end": 1.0, "step": 0.0166667 }, "output": { "frame_interval": 1 } })",
                                        "drape.json");
   ImplicitBdem m(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
-  double before = m.observables().total;
+  double before = m.totals().total;
   for (int s = 0; s < 30; ++s) {
     m.advance();
-    const double now = m.observables().total;
+    const double now = m.totals().total;
     EXPECT_LE(now, before + 1e-9 * std::abs(before)) << "step " << s;
     before = now;
   }
@@ -812,7 +812,7 @@ double midpoint_energy(ImplicitBdem& m, const std::vector<double>& x0, const std
   for (const auto& b : m.bonds())
     if (b.intact) local += physics::bond_energy(p_mid(b.a), q_mid(b.a), p_mid(b.b), q_mid(b.b), b.rest);
   MPI_Allreduce(&local, &bonds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return bonds + m.observables().kinetic;
+  return bonds + m.totals().kinetic;
 }
 
 // Free block, conservative forces only, 200 steps of 20 critical steps, which resolve none of its elastic modes.
@@ -821,11 +821,11 @@ double midpoint_energy(ImplicitBdem& m, const std::vector<double>& x0, const std
 TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
   struct Run { double loss, worst; };  // relative to the energy after the first step: final loss, largest deviation
   auto run = [](const std::string& form) {
-    const Scene scene = block_scene("", 1e12, form);
+    const bdem::BdemScene scene = block_scene("", 1e12, form);
     bdem::GlobalModel g = bdem::model_from_scene(scene);
     shake(g, 0.05);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
-    const Observables start = m.observables();
+    const Observables start = m.totals();
     auto x0 = positions(MPI_COMM_WORLD, m);
     auto q0 = gather<4>(MPI_COMM_WORLD, m.owned_ids(), m.owned_quaternions(), m.global_particles());
     double first = 0, energy = 0;
@@ -840,7 +840,7 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
     }
     r.loss = 1 - energy / first;
     EXPECT_GT(first, 0.01 * start.total) << form;  // the block still moves
-    const Observables last = m.observables();
+    const Observables last = m.totals();
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << form;
     double p_scale = 0;
     for (int d = 0; d < 3; ++d) p_scale = std::max(p_scale, std::abs(start.momentum[d]));
@@ -858,13 +858,13 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
 // 6.2 ms, 578 J at 25 ms, every bond broken). Now they lose it, while the bonded plate still keeps what backward
 // Euler would damp (MidpointKeepsTheEnergyThatBackwardEulerDamps).
 TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
-  Scene scene = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   scene.implicit.form = "midpoint";
   scene.implicit.step_factor = 10;
   for (Material& m : scene.materials) m.friction = 0;
   for (Obstacle& o : scene.obstacles) o.friction = 0;
   scene.time.end = 0.0065;
-  const Observables start = ImplicitBdem(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene)).observables();
+  const Observables start = ImplicitBdem(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene)).totals();
   const Outcome o = run(scene);
   ASSERT_GT(o.final.bonds_broken, 300);  // fragments
   EXPECT_LT(o.final.total, start.total);
@@ -877,7 +877,7 @@ TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
 
 // Chain ringing in its lowest axial mode and a bending mode, at rest shape (so ∇V(x_0) = 0); fixed end time.
 std::vector<double> ring_chain(const std::string& form, double end, int steps) {
-  const Scene scene = chain_scene(form, end / steps);
+  const bdem::BdemScene scene = chain_scene(form, end / steps);
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double xi = std::numbers::pi * g.x[i].x() / 0.192;  // (i + ½)π/6 for the i-th sphere along the chain
@@ -923,7 +923,7 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
   const int steps = 10;
   const double h = 2e-3, t = steps * h;
   for (const std::string form : {"midpoint", "backward_euler"}) {
-    Scene scene = chain_scene(form, h);
+    bdem::BdemScene scene = chain_scene(form, h);
     scene.gravity = Eigen::Vector3d(0, 0, -9.81);
     const bdem::GlobalModel g = bdem::model_from_scene(scene);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
@@ -954,10 +954,10 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
 // iteration is exact.
 TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
   const double h = 2e-3;
-  Scene scene = chain_scene("bdf2", h);
+  bdem::BdemScene scene = chain_scene("bdf2", h);
   scene.bodies[0].bonded = false;
   scene.gravity = Eigen::Vector3d(0, 0, -9.81);
-  auto run = [&](const Scene& s, double last_step, int steps) {
+  auto run = [&](const bdem::BdemScene& s, double last_step, int steps) {
     bdem::GlobalModel g = bdem::model_from_scene(s);
     constexpr std::size_t w = bdem::GlobalModel::kBdf2HistoryWidth;
     g.bdf2_history.assign(w * g.x.size(), 0.0);
@@ -981,7 +981,7 @@ TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
   };
   for (const double last : {h, 0.5 * h, 2.0 * h}) EXPECT_LT(run(scene, last, 3).first, 1e-10) << "last step " << last;
   EXPECT_NEAR(run(scene, h / 3, 1).first, 0.5 * 9.81 * h * h, 1e-9);  // ratio 3: backward Euler
-  Scene cut = scene;
+  bdem::BdemScene cut = scene;
   cut.implicit.max_iterations = 1;
   cut.implicit.step_cuts = 1;
   const auto [error, counters] = run(cut, h, 3);
@@ -999,7 +999,7 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
   const std::string dir = shared_temp_dir(), path = dir + "/midpoint.h5";
   ASSERT_FALSE(dir.empty());
   const double h = 2e-3;
-  Scene scene = chain_scene("midpoint", h);
+  bdem::BdemScene scene = chain_scene("midpoint", h);
   scene.bodies[0].bonded = false;
   scene.gravity = Eigen::Vector3d(0, 0, -9.81);
   bdem::GlobalModel g = bdem::model_from_scene(scene);
@@ -1013,11 +1013,11 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
   EXPECT_EQ(ck.gradient_step, h);
   // Restarted on the scene's step with every try failing (one Newton iteration, which is exact here) and halved:
   // the half steps follow a gradient of a whole one, as after a cut inside a run.
-  Scene cut = scene;
+  bdem::BdemScene cut = scene;
   cut.implicit.max_iterations = 1;
   cut.implicit.step_cuts = 1;
   for (const double next : {0.5 * h, 2.0 * h, 8.0 * h, h}) {
-    Scene changed = next == h ? cut : scene;
+    bdem::BdemScene changed = next == h ? cut : scene;
     changed.time.step = next;
     bdem::GlobalModel restart = ck;
     restart.time_step = next;
@@ -1043,7 +1043,7 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
 TEST(ImplicitBdem, MidpointKeepsAFreeSpin) {
   const double h = 1e-3, omega_h = 0.5;
   const int steps = 50;
-  Scene scene = chain_scene("midpoint", h);
+  bdem::BdemScene scene = chain_scene("midpoint", h);
   scene.bodies[0].bonded = false;
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   ASSERT_TRUE(g.pair.empty());
@@ -1099,14 +1099,14 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/cut.h5";
   ASSERT_FALSE(dir.empty());
-  Scene cut = block_scene(R"("boundary_conditions": [
+  bdem::BdemScene cut = block_scene(R"("boundary_conditions": [
       { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
       { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
                           1e4, "bdf2");
   cut.implicit.fracture_cut_ratio = 1.5;
   cut.implicit.step_cuts = 1;
   cut.implicit.split_above_iterations = 0;  // the depth of the cuts alone
-  Scene halves = cut;
+  bdem::BdemScene halves = cut;
   halves.implicit.fracture_cut_ratio = 0;
   halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
   ImplicitBdem a(cut, MPI_COMM_WORLD, bdem::model_from_scene(cut));
@@ -1120,7 +1120,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   for (int s = 0; s < 4; ++s) b.advance();
   EXPECT_EQ(a.counters().at("fracture_cuts"), 1);
   EXPECT_EQ(a.counters().at("unconverged_steps") + b.counters().at("unconverged_steps"), 0);
-  EXPECT_EQ(a.observables().bonds_broken, b.observables().bonds_broken);
+  EXPECT_EQ(a.totals().bonds_broken, b.totals().bonds_broken);
   EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12);
   a.write_checkpoint(path);
   EXPECT_EQ(bdem::model_from_checkpoint(path, MPI_COMM_WORLD).schedule.fracture_depth, 0);
@@ -1137,11 +1137,11 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
 TEST(ImplicitBdem, NewtonEffortSplitsTheNextStep) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  Scene adaptive = shipped_scene("drop_small.json");
+  bdem::BdemScene adaptive = shipped_scene("drop_small.json");
   adaptive.integrator = "implicit";
   ASSERT_EQ(adaptive.implicit.split_above_iterations, 10);  // the defaults
   ASSERT_EQ(adaptive.implicit.merge_below_iterations, 5);
-  Scene whole = adaptive;
+  bdem::BdemScene whole = adaptive;
   whole.implicit.split_above_iterations = 0;
   const Outcome a = run(adaptive), b = run(whole);
   EXPECT_GE(a.counters.at("iteration_splits"), 1);
@@ -1181,8 +1181,8 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/explicit.h5", carried = dir + "/carried.h5";
   ASSERT_FALSE(dir.empty());
-  const Scene scene = block_scene(kCantilever, 1e12, "midpoint");
-  Scene explicit_scene = scene;
+  const bdem::BdemScene scene = block_scene(kCantilever, 1e12, "midpoint");
+  bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
   {
     bdem::ExplicitBdem ex(explicit_scene, MPI_COMM_WORLD, bdem::model_from_scene(explicit_scene));
@@ -1225,7 +1225,7 @@ TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/be.h5";
   ASSERT_FALSE(dir.empty());
-  const Scene be_scene = block_scene(kCantilever), scene = block_scene(kCantilever, 1e12, "bdf2");
+  const bdem::BdemScene be_scene = block_scene(kCantilever), scene = block_scene(kCantilever, 1e12, "bdf2");
   {
     ImplicitBdem be(be_scene, MPI_COMM_WORLD, bdem::model_from_scene(be_scene));
     for (int s = 0; s < 5; ++s) be.advance();
@@ -1263,8 +1263,8 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/midpoint.h5";
   ASSERT_FALSE(dir.empty());
-  const Scene scene = block_scene(kCantilever, 1e12, "midpoint");
-  Scene explicit_scene = scene;
+  const bdem::BdemScene scene = block_scene(kCantilever, 1e12, "midpoint");
+  bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
   {
     ImplicitBdem im(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
@@ -1292,13 +1292,13 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
 // minimisers that scalar Jacobi reaches, and so do D-ILU's, rebuilt whenever a contact opens or closes, and
 // Gauss–Seidel's as the default preconditioner's blocks, set up again after every assembly.
 TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
-  Scene base = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene base = shipped_scene("plate_drop_small.json");
   base.implicit.form = "bdf2";  // the steps of 20 T on which IC(0) meets indefinite pivots
   base.implicit.fracture_transient = 0;  // (and the paper's fracture check, whose trajectory meets them)
   base.implicit.step_factor = 20;
   base.implicit.tolerance = 1e-8;
   base.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}};  // IC(0), which shifts as the rim hits
-  Scene jacobi = base, dilu = base, point_block = base, gauss_seidel = base, halves = base;
+  bdem::BdemScene jacobi = base, dilu = base, point_block = base, gauss_seidel = base, halves = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   point_block.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}, {"-bdem_gauss_seidel_fallback", "0"}};
@@ -1332,7 +1332,7 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/shifted.h5";
   ASSERT_FALSE(dir.empty());
-  Scene scene = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   scene.implicit.form = "bdf2";  // the steps of 20 T on which IC(0) meets indefinite pivots
   scene.implicit.fracture_transient = 0;  // (and the paper's fracture check, whose trajectory meets them)
   scene.implicit.step_factor = 20;
@@ -1358,7 +1358,7 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
     EXPECT_EQ(velocities(MPI_COMM_WORLD, restarted), velocities(MPI_COMM_WORLD, full));
   }
   // Restarted with Gauss–Seidel blocks, which never shift, the scheduled steps do not go to point-block Jacobi.
-  Scene gauss_seidel = scene;
+  bdem::BdemScene gauss_seidel = scene;
   gauss_seidel.implicit.petsc_options = {};
   ImplicitBdem switched(gauss_seidel, MPI_COMM_WORLD, bdem::model_from_checkpoint(path, MPI_COMM_WORLD));
   for (int s = 0; s < 2; ++s) switched.advance();
@@ -1372,10 +1372,10 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
 // changes the path: three-point bending through its crack reaches the same minimisers and breaks the same bonds
 // as assembling at every iteration, with fewer assemblies.
 TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
-  Scene lagged = shipped_scene("three_point_bending_small.json");
+  bdem::BdemScene lagged = shipped_scene("three_point_bending_small.json");
   lagged.implicit.tolerance = 1e-8;
   lagged.time.end = 14 * *lagged.time.step;  // past the crack's start at step 9
-  Scene fresh = lagged;
+  bdem::BdemScene fresh = lagged;
   fresh.implicit.hessian_lag_contraction = 0;
   fresh.implicit.contact_refresh = false;
   const Outcome a = run(lagged), b = run(fresh);
@@ -1390,12 +1390,12 @@ TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
 // reaches the same minimisers and breaks the same bonds as assembling in full, with fewer full assemblies. On 2
 // and 3 ranks the pairs across ranks send their blocks' changes to the owners as the full assembly sends blocks.
 TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
-  Scene refreshed = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene refreshed = shipped_scene("plate_drop_small.json");
   refreshed.implicit.form = "bdf2";  // steps of 20 T, over which many contacts open and close
   refreshed.implicit.step_factor = 20;
   refreshed.implicit.tolerance = 1e-8;
   refreshed.implicit.active_set_rounds = 0;  // (whose rounds update the contacts' blocks alone in either case)
-  Scene full = refreshed;
+  bdem::BdemScene full = refreshed;
   full.implicit.contact_refresh = false;
   const Outcome a = run(refreshed), b = run(full);
   EXPECT_GT(a.counters.at("contact_refreshes"), 10);
@@ -1413,12 +1413,12 @@ TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
 // ranks the pairs across ranks send their gradient changes to the owners: without them the model is wrong at
 // those particles and the saved iterations come back.
 TEST(ImplicitBdem, ActiveSetRoundsSaveNewtonIterations) {
-  Scene rounds = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene rounds = shipped_scene("plate_drop_small.json");
   rounds.implicit.form = "bdf2";
   rounds.implicit.step_factor = 20;
   rounds.implicit.tolerance = 1e-8;
   rounds.implicit.active_set_rounds = 1;
-  Scene plain = rounds;
+  bdem::BdemScene plain = rounds;
   plain.implicit.active_set_rounds = 0;
   const Outcome a = run(rounds), b = run(plain);
   EXPECT_GT(a.counters.at("active_set_rounds"), 5);
@@ -1440,8 +1440,8 @@ TEST(ImplicitBdem, ActiveSetRoundsSaveNewtonIterations) {
 // bit: RestartContinuesTheRun and its variants write their checkpoints mid-carry.)
 TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    const Scene carried = block_scene(kCantilever, 1e12, form);
-    Scene fresh = carried;
+    const bdem::BdemScene carried = block_scene(kCantilever, 1e12, form);
+    bdem::BdemScene fresh = carried;
     fresh.implicit.hessian_lag_contraction = 0;
     ImplicitBdem a(carried, MPI_COMM_WORLD, bdem::model_from_scene(carried));
     ImplicitBdem b(fresh, MPI_COMM_WORLD, bdem::model_from_scene(fresh));
@@ -1469,10 +1469,10 @@ TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
 // different steps in half, 4 and 5 on one rank, so their time steps differ there and the states agree only that
 // far: 1.7 % in energy on one rank.)
 TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {
-  Scene extrapolating = shipped_scene("drop_small.json");
+  bdem::BdemScene extrapolating = shipped_scene("drop_small.json");
   extrapolating.integrator = "implicit";
   extrapolating.implicit.contact_normal = "current";  // the penalty whose projected Hessian is too stiff
-  Scene plain = extrapolating;
+  bdem::BdemScene plain = extrapolating;
   plain.implicit.line_search_extrapolation = false;
   const Outcome a = run(extrapolating, 8), b = run(plain, 8);
   EXPECT_GT(a.counters.at("line_search_extrapolations"), 10);
@@ -1493,11 +1493,11 @@ TEST(ImplicitBdem, LineSearchExtrapolationSavesNewtonIterations) {
 // iteration, with the same physics: broken bonds within 1 % and energy within 2 % of plain backtracking (the two paths
 // through the non-convex landscape reach other minimisers, which backward Euler damps alike).
 TEST(ImplicitBdem, ContactLineModelSavesLineSearchTrials) {
-  Scene modelled = shipped_scene("drop_small.json");
+  bdem::BdemScene modelled = shipped_scene("drop_small.json");
   modelled.integrator = "implicit";
   modelled.implicit.split_above_iterations = 0;  // both at the same steps
   ASSERT_TRUE(modelled.implicit.line_search_contacts);  // the default
-  Scene plain = modelled;
+  bdem::BdemScene plain = modelled;
   plain.implicit.line_search_contacts = false;
   constexpr int kSteps = 8;
   const Outcome a = run(modelled, kSteps), b = run(plain, kSteps);
@@ -1530,19 +1530,19 @@ TEST(ImplicitBdem, ContactLineModelSavesLineSearchTrials) {
 // explicit run's over the same time. (Which of the two kept more changed with friction at the contact point:
 // 81.5 against 80.4 before, 85.8 against 86.2 since.)
 TEST(ImplicitBdem, PredictedContactNormalsSaveNewtonIterations) {
-  Scene predicted = shipped_scene("drop_small.json");
+  bdem::BdemScene predicted = shipped_scene("drop_small.json");
   predicted.integrator = "implicit";
   ASSERT_EQ(predicted.implicit.contact_normal, "predicted");  // the default
   predicted.implicit.split_above_iterations = 0;  // both at the same steps (the current normals' would be split)
-  Scene current = predicted;
+  bdem::BdemScene current = predicted;
   current.implicit.contact_normal = "current";
   constexpr int kSteps = 8;
   const Outcome a = run(predicted, kSteps), b = run(current, kSteps);
-  Scene explicit_scene = predicted;
+  bdem::BdemScene explicit_scene = predicted;
   explicit_scene.integrator = "explicit";
   bdem::ExplicitBdem reference(explicit_scene, MPI_COMM_WORLD, bdem::model_from_scene(explicit_scene));
   while (reference.time() < a.time - 1e-12) reference.advance();
-  const Observables expected = reference.observables();
+  const Observables expected = reference.totals();
 
   EXPECT_GT(a.counters.at("contact_normal_updates"), 0);
   EXPECT_EQ(b.counters.at("contact_normal_updates"), 0);

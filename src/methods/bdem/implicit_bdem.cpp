@@ -85,7 +85,7 @@ solvers::BlockSystem::Blocks local_blocks_option() {
 
 // The explicit contact's dashpot realises `restitution`; the implicit contact is the paper's penalty alone
 // (notes §2.7), whose bounce the step's own damping sets. Say so rather than ignore the key silently.
-void warn_unused_restitution(const Scene& scene) {
+void warn_unused_restitution(const BdemScene& scene) {
   double e = 1.0;
   for (const auto& m : scene.materials) e = std::min(e, m.restitution);
   for (const auto& o : scene.obstacles) e = std::min(e, o.restitution);
@@ -99,7 +99,7 @@ void warn_unused_restitution(const Scene& scene) {
 
 }  // namespace
 
-ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
+ScenePetscOptions::ScenePetscOptions(const BdemScene& scene) {
   for (const auto& [name, value] : scene.implicit.petsc_options) {
     PetscBool set = PETSC_FALSE;
     solvers::petsc_check(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set), "PetscOptionsHasName");
@@ -114,7 +114,7 @@ ScenePetscOptions::~ScenePetscOptions() {
   for (const std::string& name : inserted_) PetscOptionsClearValue(nullptr, name.c_str());
 }
 
-ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
+ImplicitBdem::ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6), verlet_(scene_, d_, timers_) {
   h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
@@ -526,7 +526,7 @@ void ImplicitBdem::keep_bdf2_history(double h) {
   bdf2_history_step_ = h;
 }
 
-Observables ImplicitBdem::observables() {
+Observables ImplicitBdem::totals() {
   double energy = 0;
   long contacts = 0;
   for (const Pair& p : d_.pairs) {

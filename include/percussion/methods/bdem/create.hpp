@@ -1,0 +1,18 @@
+#pragma once
+// Bonded DEM's entry in the method registry.
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "percussion/core/scene.hpp"
+#include "percussion/methods/method.hpp"
+
+namespace percussion::bdem {
+
+void validate(const Scene& scene);
+std::string describe(const Scene& scene);
+// The explicit or implicit integrator the scene names, from the scene or continuing `restart_file`.
+std::unique_ptr<Method> create(const Scene& scene, MPI_Comm comm, const std::string& restart_file);
+
+}  // namespace percussion::bdem
