@@ -1,6 +1,8 @@
 // JSON Schema validation with valijson. Messages name the file and the JSON pointer of the deepest failure.
 #include "percussion/core/json_schema.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -25,6 +27,22 @@ std::string pointer_of(const std::vector<std::string>& context) {
   return pointer;
 }
 
+// A copy where integral floats (1e3) are integers: the typed readers (json_checker.hpp) take them as such, and a
+// schema's "integer" should too.
+nlohmann::json integral_numbers_as_integers(const nlohmann::json& v) {
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && std::abs(d) < 9.0e15) return static_cast<std::int64_t>(d);
+    return v;
+  }
+  if (v.is_array() || v.is_object()) {
+    nlohmann::json out = v;
+    for (auto& item : out) item = integral_numbers_as_integers(item);
+    return out;
+  }
+  return v;
+}
+
 }  // namespace
 
 void validate_against_schema(const nlohmann::json& document, std::string_view schema_name, const std::string& file) {
@@ -39,10 +57,10 @@ void validate_against_schema(const nlohmann::json& document, std::string_view sc
   valijson::Schema parsed;
   valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
   parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_doc), parsed);
-  // Weak types: 1e3 counts as an integer, as the typed readers (json_checker.hpp) accept it.
-  valijson::Validator validator(valijson::Validator::kWeakTypes);
+  valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
-  if (validator.validate(parsed, valijson::adapters::NlohmannJsonAdapter(document), &results)) return;
+  const nlohmann::json normalised = integral_numbers_as_integers(document);
+  if (validator.validate(parsed, valijson::adapters::NlohmannJsonAdapter(normalised), &results)) return;
   valijson::ValidationResults::Error error, deepest;
   bool first = true;
   while (results.popError(error))

@@ -179,7 +179,7 @@ TEST(ExplicitBdem, AutomaticSkinFollowsIntegratorAndBodies) {
   const std::string woven = R"({ "material": "m", "particle_radius": 0.016, "shape": { "type": "woven",
       "min": [0.2, 0, 0], "size": [0.4, 0.4], "spacing": 0.09 } })";
   const std::string implicit = R"("integrator": "implicit")";
-  const std::vector<std::pair<Scene, double>> cases = {{scene_from(box), 0.3},
+  const std::vector<std::pair<bdem::BdemScene, double>> cases = {{scene_from(box), 0.3},
                                                        {scene_from(box, implicit), 0.8},
                                                        {scene_from(box + ", " + woven, implicit), 0.3},
                                                        {scene_from(woven), 0.3}};

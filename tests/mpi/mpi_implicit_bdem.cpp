@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/methods/bdem/create.hpp"
 #include "percussion/methods/bdem/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
@@ -435,7 +436,7 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
   ASSERT_GT(steps, 0);
   EXPECT_EQ(positions(MPI_COMM_WORLD, world), positions(MPI_COMM_WORLD, checked));
   EXPECT_EQ(velocities(MPI_COMM_WORLD, world), velocities(MPI_COMM_WORLD, checked));
-  std::unique_ptr<Method> release = create_method(expl, MPI_COMM_WORLD, path);
+  std::unique_ptr<bdem::BdemMethod> release = bdem::create_from(expl, MPI_COMM_WORLD, path);
   for (long s = 0; s < steps; ++s) release->advance();
   const auto broken = broken_bonds(MPI_COMM_WORLD, world), at_check = broken_bonds(MPI_COMM_WORLD, checked);
   EXPECT_EQ(broken, broken_bonds(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*release)));
@@ -616,7 +617,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   const double t_switch = implicit_run.time(), h_explicit = bdem::scene_time_step(explicit_scene);
   ASSERT_LT(h_explicit * 50, implicit_run.time_step());
 
-  std::unique_ptr<Method> continued = create_method(explicit_scene, MPI_COMM_WORLD, implicit_path);
+  std::unique_ptr<bdem::BdemMethod> continued = bdem::create_from(explicit_scene, MPI_COMM_WORLD, implicit_path);
   EXPECT_EQ(continued->step(), 3);
   EXPECT_EQ(continued->time(), t_switch);
   EXPECT_EQ(continued->time_step(), h_explicit);
@@ -628,14 +629,14 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   continued->write_checkpoint(explicit_path);
   for (int s = 0; s < 60; ++s) continued->advance();
 
-  std::unique_ptr<Method> restarted = create_method(explicit_scene, MPI_COMM_WORLD, explicit_path);
+  std::unique_ptr<bdem::BdemMethod> restarted = bdem::create_from(explicit_scene, MPI_COMM_WORLD, explicit_path);
   EXPECT_EQ(restarted->time(), t_switch + 60 * h_explicit);
   for (int s = 0; s < 60; ++s) restarted->advance();
   EXPECT_EQ(restarted->time(), continued->time());
   EXPECT_EQ(positions(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*restarted)),
             positions(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*continued)));
 
-  std::unique_ptr<Method> back = create_method(scene, MPI_COMM_WORLD, explicit_path);
+  std::unique_ptr<bdem::BdemMethod> back = bdem::create_from(scene, MPI_COMM_WORLD, explicit_path);
   EXPECT_EQ(back->time(), t_switch + 60 * h_explicit);
   EXPECT_EQ(back->time_step(), implicit_run.time_step());
   for (int s = 0; s < 2; ++s) back->advance();

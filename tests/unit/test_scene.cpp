@@ -252,7 +252,9 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
   const json rock = base_scene()["materials"][0];
   const std::vector<BadCase> cases = {
       // unknown keys, at every level, with the allowed list
-      {"/colour", 1, "t.json: /colour: unknown key (expected one of: description, method, integrator, materials,"},
+      {"/colour", 1,
+       "t.json: /colour: unknown key (expected one of: description, method, time, output, checkpoint, integrator, "
+       "materials,"},
       {"/bodies/0/shpe", 1, "t.json: /bodies/0/shpe: unknown key (expected one of: material, shape, "
                             "particle_radius, bonded, velocity, angular_velocity)"},
       {"/bodies/0/shape/radius", 1, "/bodies/0/shape/radius: unknown key (expected one of: type, min, max)"},

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "percussion/core/error.hpp"
-#include "percussion/core/scene_parts.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/geometry/bonding.hpp"
 #include "percussion/geometry/hcp.hpp"
 #include "percussion/geometry/woven.hpp"

@@ -27,7 +27,10 @@ std::string describe(const Scene& common) {
 }
 
 std::unique_ptr<Method> create(const Scene& common, MPI_Comm comm, const std::string& restart_file) {
-  const BdemScene scene = parse_scene(common);
+  return create_from(parse_scene(common), comm, restart_file);
+}
+
+std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, const std::string& restart_file) {
   GlobalModel model =
       restart_file.empty() ? model_from_scene(scene) : model_from_checkpoint(restart_file, comm);
   // A restart continues at the checkpoint's step length, except where the other integrator wrote it: an implicit

@@ -12,6 +12,7 @@ BdemScene parse_scene(const Scene& common) {
   BdemScene s;
   static_cast<Scene&>(s) = common;
   const JsonChecker root = s.root();
+  root.choice("method", {"bdem"}, "method");
   s.integrator = root.choice_or("integrator", s.integrator, {"explicit", "implicit"}, "integrator");
   s.materials = parse_materials(root);
   for (const JsonChecker& c : root.array("bodies", 1)) s.bodies.push_back(parse_body(c, s.materials));

@@ -49,6 +49,7 @@ class BdemMethod : public Method {
   std::int64_t global_particles() const { return d_.n_global; }
   std::int64_t global_bonds() const { return d_.bonds_global; }
   long step_origin() const { return origin_step_; }
+  long step_at(double t) const { return clock().step_at(t); }  // the first step at or after time t
 
   // This rank's owned particles (ascending global id) and the bonds it evaluates.
   std::span<const std::int64_t> owned_ids() const { return {d_.gid.data(), d_.n_owned}; }
