@@ -2,7 +2,6 @@
 #include <mpi.h>
 #include <petscsys.h>
 
-#include <cmath>
 #include <iostream>
 
 #include "cli.hpp"
@@ -10,7 +9,7 @@
 #include "percussion/core/log.hpp"
 #include "percussion/core/scene.hpp"
 #include "percussion/io/inspect.hpp"
-#include "percussion/methods/bdem/model.hpp"
+#include "percussion/methods/registry.hpp"
 
 using namespace percussion;
 
@@ -20,12 +19,8 @@ int check(const std::string& path) {
   // Validate, then build the model as a run would (generators can still reject a shape), on rank 0 alone.
   if (!log::is_root()) return kExitDone;
   const Scene scene = parse_scene_file(path);
-  const bdem::GlobalModel model = bdem::model_from_scene(scene);
-  const double dt = model.time_step;
-  std::cout << path << ": valid " << scene.method << " scene (" << scene.integrator << ")\n"
-            << "  particles " << model.particles() << ", bonds " << model.bonds() << ", time step " << dt
-            << " s, steps " << static_cast<long>(std::ceil(scene.time.end / dt - 1e-9)) << ", frames every "
-            << std::max(1L, std::lround(scene.output.frame_interval / dt)) << " steps\n";
+  validate_scene(scene);
+  std::cout << path << ": " << find_method(scene).describe(scene) << "\n";
   return kExitDone;
 }
 

@@ -20,7 +20,8 @@ PERCUSSION_DEBIAN_PACKAGES=(
   build-essential cmake pkg-config
   petsc-dev libmetis-dev libhdf5-openmpi-dev libeigen3-dev libopenmpi-dev openmpi-bin
   nlohmann-json3-dev libgtest-dev
-  python3-h5py python3-matplotlib
+  libvalijson-dev
+  python3-h5py python3-matplotlib python3-jsonschema
 )
 
 # Print the packages of PERCUSSION_DEBIAN_PACKAGES that are not installed, one per line.

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <set>
+#include <span>
 
 #include "percussion/core/error.hpp"
 
@@ -11,7 +12,7 @@ namespace percussion {
 
 namespace {
 
-std::string join(std::initializer_list<std::string_view> items) {
+std::string join(std::span<const std::string_view> items) {
   std::string out;
   for (std::string_view s : items) {
     if (!out.empty()) out += ", ";
@@ -20,7 +21,7 @@ std::string join(std::initializer_list<std::string_view> items) {
   return out;
 }
 
-bool contains(std::initializer_list<std::string_view> items, std::string_view s) {
+bool contains(std::span<const std::string_view> items, std::string_view s) {
   for (std::string_view item : items)
     if (item == s) return true;
   return false;
@@ -143,6 +144,10 @@ std::string JsonChecker::format_number(double v) {
 
 // --- this value ------------------------------------------------------------------------------------------------
 void JsonChecker::expect_object(std::initializer_list<std::string_view> allowed) const {
+  expect_object(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
+
+void JsonChecker::expect_object(std::span<const std::string_view> allowed) const {
   if (!value_->is_object()) expected("an object");
   for (const auto& item : value_->items())
     if (!contains(allowed, item.key())) fail_at(item.key(), "unknown key (expected one of: " + join(allowed) + ")");
@@ -201,8 +206,9 @@ std::string JsonChecker::as_string() const {
 
 std::string JsonChecker::as_choice(std::initializer_list<std::string_view> allowed, std::string_view what) const {
   std::string s = as_string();
-  if (!contains(allowed, s))
-    fail("unknown " + std::string(what) + " '" + s + "' (expected one of: " + join(allowed) + ")");
+  if (!contains(std::span<const std::string_view>(allowed.begin(), allowed.size()), s))
+    fail("unknown " + std::string(what) + " '" + s + "' (expected one of: " +
+         join(std::span<const std::string_view>(allowed.begin(), allowed.size())) + ")");
   return s;
 }
 

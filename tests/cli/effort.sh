@@ -3,12 +3,12 @@
 source "$(dirname "$0")/../support/cli_common.sh"
 PERCUSSION_SKIP_INSTALL=1 source "$PERCUSSION_SOURCE_DIR/scripts/setup.sh"
 python=$(percussion_python)
-scene=$INPUTS/bdem/cloth_tear_small.json  # implicit, a frame every 3 steps; tears from step 15 on
+scene=$INPUTS/bdem/cloth_tear_small.json  # implicit: frames at steps 3, 6, ..., 21, 23 (every 2.86 steps); tears from step 15 on
 sed 's/"integrator": "implicit"/"integrator": "explicit"/' "$scene" > "$SCRATCH/explicit.json"
 
-"$PERCUSSION" run "$scene" --out "$SCRATCH/full" --steps 24 > "$SCRATCH/log.full" 2>&1
+"$PERCUSSION" run "$scene" --out "$SCRATCH/full" --steps 23 > "$SCRATCH/log.full" 2>&1
 "$PERCUSSION" run "$scene" --out "$SCRATCH/half" --steps 12 > "$SCRATCH/log.half" 2>&1
-"$PERCUSSION" run "$scene" --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps 24 > "$SCRATCH/log.rest" 2>&1
+"$PERCUSSION" run "$scene" --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps 23 > "$SCRATCH/log.rest" 2>&1
 "$PERCUSSION" run "$SCRATCH/explicit.json" --out "$SCRATCH/explicit" --steps 300 > "$SCRATCH/log.explicit" 2>&1
 
 "$python" - "$SCRATCH" <<'PY' || fail "effort rows (above)"
@@ -36,7 +36,7 @@ for name in ("newton_iterations", "krylov_iterations"):
     check(full[name][0] == 0, f"the initial frame's {name} is {full[name][0]}")
     check(full[name].sum() == summary["counters"][name],
           f"{name}: rows sum to {full[name].sum()}, the summary says {summary['counters'][name]}")
-check((full["newton_iterations"][1:] >= 3).all(), f"a frame of 3 steps with fewer Newton iterations: {full['newton_iterations']}")
+check((full["newton_iterations"][1:] >= 2).all(), f"a frame of 2-3 steps with fewer Newton iterations: {full['newton_iterations']}")
 wall = full["wall_seconds"]
 check((wall >= 0).all() and wall.sum() <= summary["loop_seconds"] + 0.05,
       f"wall rows {wall} against the loop's {summary['loop_seconds']} s")

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/domain.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
@@ -35,11 +35,11 @@ std::string material(double strength) {
 }
 
 // strength 1e12: nothing breaks; 3e4: the paper's fracture threshold.
-Scene scene_from(const std::string& body, const std::string& extra = "", double strength = 1e12) {
+bdem::BdemScene scene_from(const std::string& body, const std::string& extra = "", double strength = 1e12) {
   const std::string text = R"({ "method": "bdem", "materials": [)" + material(strength) + R"(], "bodies": [)" + body +
                            R"(], "time": { "end": 10.0 }, "output": { "frame_interval": 1.0 })" +
                            (extra.empty() ? std::string() : ", " + extra) + "}";
-  return parse_scene_text(text, "test-scene.json");
+  return bdem::parse_scene_text(text, "test-scene.json");
 }
 
 // The owned slots whose particle id is `remainder` modulo 3: a third of a body, spread over it and over the ranks.
@@ -52,7 +52,7 @@ std::vector<std::int32_t> owned_third(const bdem::Domain& d, int remainder) {
 
 // A body whose first third moves (owned_third) and the rest coasts, its forces evaluated.
 struct CoastingBlock {
-  CoastingBlock(const Scene& scene, const bdem::GlobalModel& g)
+  CoastingBlock(const bdem::BdemScene& scene, const bdem::GlobalModel& g)
       : d(scene, MPI_COMM_WORLD, g, timers), step(scene, d, timers), dt(bdem::scene_time_step(scene)) {
     step.coast();
     step.move(owned_third(d, 0));
@@ -73,22 +73,22 @@ std::string box_body(double lx, double ly, double lz, const std::string& more = 
 
 // Undamped, unbroken, no walls or gravity: velocity Verlet conserves energy (no drift) and both momenta.
 TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
-  const Scene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius));
+  const bdem::BdemScene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius));
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   shake(g, 0.02);
   ExplicitBdem m(scene, MPI_COMM_WORLD, g);
   ASSERT_GT(m.global_particles(), 100);
-  const Observables o0 = m.observables();
+  const Observables o0 = m.totals();
   constexpr int kSteps = 10000, kWindow = 1000;
   double first = 0, last = 0, p_scale = 0;
   for (const auto& v : m.owned_velocities()) p_scale += v.norm();
   for (int s = 0; s < kSteps; ++s) {
     m.advance();
     // Verlet energy oscillates with O(dt^2) amplitude; drift is the change of its running mean.
-    if (s < kWindow) first += m.observables().total / kWindow;
-    if (s >= kSteps - kWindow) last += m.observables().total / kWindow;
+    if (s < kWindow) first += m.totals().total / kWindow;
+    if (s >= kSteps - kWindow) last += m.totals().total / kWindow;
   }
-  const Observables o1 = m.observables();
+  const Observables o1 = m.totals();
   EXPECT_EQ(o1.bonds_broken, 0);
   EXPECT_GT(o0.kinetic, 0);
   const double drift = std::abs(last - first) / std::abs(first);
@@ -108,7 +108,7 @@ TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
 // A free-free chain of N bonded spheres in its lowest axial mode: omega = 2 sqrt(k_n/m) sin(pi/(2N)).
 TEST(ExplicitBdem, ChainAxialPeriodMatchesSpringMass) {
   constexpr int kN = 10;
-  const Scene scene = scene_from(box_body(2 * kN * kRadius, 2 * kRadius, 2 * kRadius));
+  const bdem::BdemScene scene = scene_from(box_body(2 * kN * kRadius, 2 * kRadius, 2 * kRadius));
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   ASSERT_EQ(g.particles(), kN);
   const double amplitude = 1e-3;
@@ -141,7 +141,7 @@ TEST(ExplicitBdem, ChainAxialPeriodMatchesSpringMass) {
 // The same fracturing scene on this communicator and on a single rank: same bonds broken, same positions.
 class RankAgreement : public ::testing::TestWithParam<const char*> {};
 
-Scene agreement_scene(const std::string& which) {
+bdem::BdemScene agreement_scene(const std::string& which) {
   if (which == "beam")
     return scene_from(box_body(0.5, 0.13, 0.13),
                       R"("boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.04, 1, 1] } },
@@ -155,7 +155,7 @@ Scene agreement_scene(const std::string& which) {
 }
 
 TEST_P(RankAgreement, SameAsSerialRun) {
-  const Scene scene = agreement_scene(GetParam());
+  const bdem::BdemScene scene = agreement_scene(GetParam());
   ExplicitBdem world(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
   ExplicitBdem serial(scene, MPI_COMM_SELF, bdem::model_from_scene(scene));
   for (int s = 0; s < 600; ++s) {
@@ -167,7 +167,7 @@ TEST_P(RankAgreement, SameAsSerialRun) {
   EXPECT_GT(broken_serial.size(), 10u) << "the scene must fracture to test anything";
   EXPECT_EQ(broken_world, broken_serial);
   EXPECT_LE(max_rel_diff(positions(MPI_COMM_SELF, serial), positions(MPI_COMM_WORLD, world)), 1e-10);
-  EXPECT_GT(world.observables().contacts + serial.observables().contacts, 0);
+  EXPECT_GT(world.totals().contacts + serial.totals().contacts, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenes, RankAgreement, ::testing::Values("beam", "drop"));
@@ -179,7 +179,7 @@ TEST(ExplicitBdem, AutomaticSkinFollowsIntegratorAndBodies) {
   const std::string woven = R"({ "material": "m", "particle_radius": 0.016, "shape": { "type": "woven",
       "min": [0.2, 0, 0], "size": [0.4, 0.4], "spacing": 0.09 } })";
   const std::string implicit = R"("integrator": "implicit")";
-  const std::vector<std::pair<Scene, double>> cases = {{scene_from(box), 0.3},
+  const std::vector<std::pair<bdem::BdemScene, double>> cases = {{scene_from(box), 0.3},
                                                        {scene_from(box, implicit), 0.8},
                                                        {scene_from(box + ", " + woven, implicit), 0.3},
                                                        {scene_from(woven), 0.3}};
@@ -201,12 +201,12 @@ TEST(ExplicitBdem, CommonMotionNeedsNoRebuild) {
              std::to_string(v[1]) + ", " + std::to_string(v[2]) + R"(], "shape": { "type": "sphere", "center": [)" +
              std::to_string(cx) + R"(, 0, 0], "radius": 0.06 } })";
     };
-    const Scene scene = scene_from(ball(0, 0.5) + ", " + ball(0.15, -0.5));
+    const bdem::BdemScene scene = scene_from(ball(0, 0.5) + ", " + ball(0.15, -0.5));
     ExplicitBdem m(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     long contact_steps = 0;
     for (int s = 0; s < 3000; ++s) {  // the balls meet after about 1,100 steps
       m.advance();
-      if (m.observables().contacts > 0) ++contact_steps;
+      if (m.totals().contacts > 0) ++contact_steps;
     }
     EXPECT_GT(contact_steps, 20) << "the balls must collide";
     x = positions(MPI_COMM_WORLD, m);
@@ -237,7 +237,7 @@ TEST(ExplicitBdem, CommonMotionNeedsNoRebuild) {
 // throughout is there too. A spinning, falling block rebuilds its pairs meanwhile (so the rebuild test must see the
 // coasting particles' drift), and a third of it starts moving half-way.
 TEST(ExplicitBdem, CoastingParticlesAreUpToDateWhereTheirStateIsRead) {
-  const Scene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])");
+  const bdem::BdemScene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])");
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   shake(g, 0.01);
   const Eigen::Vector3d spin(2, -3, 6), centre(6 * kRadius, 5 * kRadius, 4 * kRadius);
@@ -329,7 +329,7 @@ TEST(ExplicitBdem, CoastingParticlesAreUpToDateWhereTheirStateIsRead) {
 // the bit. A bond between a joining particle and one already moving held while its end coasted and breaks now, so
 // leaving out the joining particles' pairs that were already listed fails the test, as does a stale pair sum.
 TEST(ExplicitBdem, ForcesOfJoinedParticlesAreThoseOfAWholeEvaluation) {
-  const Scene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])", 3e4);
+  const bdem::BdemScene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])", 3e4);
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   shake(g, 0.05);  // (velocities: the contacts' damping reads them)
   for (std::size_t i = 0; i < g.x.size(); ++i)  // strains of about 1 %: bonds over their strength, pairs in contact
@@ -368,7 +368,7 @@ TEST(ExplicitBdem, ForcesOfJoinedParticlesAreThoseOfAWholeEvaluation) {
 
 // Checkpoint half-way and continue: bit-identical on the same communicator, equal on one rank.
 TEST(ExplicitBdem, RestartContinuesTheRun) {
-  const Scene scene = agreement_scene("drop");
+  const bdem::BdemScene scene = agreement_scene("drop");
   const std::string dir = shared_temp_dir();
   ASSERT_FALSE(dir.empty());
   const std::string path = dir + "/half.h5";

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 #include "../support/bdem_test_support.hpp"
@@ -36,14 +36,14 @@ struct Fracture {
 };
 
 // Advances to the scene's end time, looking at the broken-bond count at every frame.
-Fracture run(bdem::BdemMethod& m, const Scene& scene) {
+Fracture run(bdem::BdemMethod& m, const bdem::BdemScene& scene) {
   Fracture f;
   const double frame = scene.output.frame_interval;
   long next_frame = 1;
   while (m.time() < scene.time.end - 1e-9) {
     m.advance();
     if (m.time() < next_frame * frame - 1e-9) continue;
-    if (f.onset_frame < 0 && m.observables().bonds_broken > 0) f.onset_frame = next_frame;
+    if (f.onset_frame < 0 && m.totals().bonds_broken > 0) f.onset_frame = next_frame;
     next_frame = static_cast<long>(std::floor(m.time() / frame + 1e-9)) + 1;
   }
   f.broken = broken_bonds(MPI_COMM_WORLD, m);
@@ -53,9 +53,9 @@ Fracture run(bdem::BdemMethod& m, const Scene& scene) {
 }  // namespace
 
 TEST(FractureMatch, ImplicitAndExplicitBreakTheSameBondsInThreePointBending) {
-  const Scene implicit_scene = parse_scene_file(scene_path());
+  const bdem::BdemScene implicit_scene = bdem::parse_scene_file(scene_path());
   ASSERT_EQ(implicit_scene.integrator, "implicit");
-  Scene explicit_scene = implicit_scene;
+  bdem::BdemScene explicit_scene = implicit_scene;
   explicit_scene.integrator = "explicit";
   explicit_scene.time.step.reset();  // its own stable step, time.step_factor x critical
 
@@ -90,7 +90,7 @@ TEST(FractureMatch, ThreePointBendingCracksInTheSameFrameAtTwoResolutions) {
   // section (π r²), so a finer beam under the same load reaches its strength at the same time.
   std::vector<long> onset;
   for (const char* name : {"three_point_bending_small", "three_point_bending_mid"}) {
-    Scene scene = parse_scene_file(scene_path(name));
+    bdem::BdemScene scene = bdem::parse_scene_file(scene_path(name));
     ASSERT_EQ(scene.integrator, "implicit");
     scene.time.end = 12 * scene.output.frame_interval;  // the crack starts at frame 8-9 (docs/benchmarks)
     const bdem::GlobalModel g = bdem::model_from_scene(scene);

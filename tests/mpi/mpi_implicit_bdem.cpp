@@ -20,15 +20,15 @@ using namespace percussion::test;
 // Free block, conservative forces only: backward Euler never adds energy; momenta are conserved to the
 // solver tolerance; quaternions stay unit.
 TEST(ImplicitBdem, FreeBlockLosesEnergyMonotonicallyAndKeepsMomentum) {
-  const Scene scene = block_scene("");
+  const bdem::BdemScene scene = block_scene("");
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   shake(g, 0.05);
   ImplicitBdem m(scene, MPI_COMM_WORLD, g);
-  Observables before = m.observables();
+  Observables before = m.totals();
   const Observables first = before;
   for (int s = 0; s < 30; ++s) {
     m.advance();
-    const Observables now = m.observables();
+    const Observables now = m.totals();
     EXPECT_LE(now.total, before.total * (1 + 1e-10)) << "step " << s;
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << "step " << s;
     before = now;
@@ -45,9 +45,9 @@ TEST(ImplicitBdem, FreeBlockLosesEnergyMonotonicallyAndKeepsMomentum) {
 // With the default preconditioner (IC(0) blocks) and with D-ILU blocks applied by Eisenstat's trick, whose
 // operator includes the blocks coupling the ranks.
 TEST(ImplicitBdem, RanksAgreeWithSerialRun) {
-  Scene dilu = block_scene(kCantilever);
+  bdem::BdemScene dilu = block_scene(kCantilever);
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
-  for (const Scene& scene : {block_scene(kCantilever), dilu, block_scene(kCantilever, 1e12, "bdf2")}) {
+  for (const bdem::BdemScene& scene : {block_scene(kCantilever), dilu, block_scene(kCantilever, 1e12, "bdf2")}) {
     ImplicitBdem world(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     ImplicitBdem serial(scene, MPI_COMM_SELF, bdem::model_from_scene(scene));
     for (int s = 0; s < 15; ++s) {
@@ -78,7 +78,7 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
   const Eigen::Vector3d drift(3, -2, 1);
   double mass = 0;
   auto run_loose = [&](double friction, const Eigen::Vector3d& common, MPI_Comm comm) {
-    const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+    const bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
       "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12,
                        "friction": )" + std::to_string(friction) + R"(, "rolling_friction": )" +
                                              std::to_string(0.2 * friction) + R"( } ],
@@ -96,15 +96,15 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
     }
     ImplicitBdem m(scene, comm, g);
     Run r;
-    r.p0 = m.observables().momentum;
+    r.p0 = m.totals().momentum;
     long contacts = 0;
     for (int s = 0; s < 15; ++s) {
       m.advance();
-      contacts = std::max(contacts, m.observables().contacts);
+      contacts = std::max(contacts, m.totals().contacts);
     }
     r.x = positions(comm, m);
     r.v = velocities(comm, m);
-    r.p = m.observables().momentum;
+    r.p = m.totals().momentum;
     r.contacts = contacts;
     r.time = m.time();
     return r;
@@ -134,7 +134,7 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
 // 0.01 rad since. The small stretched beam's end pieces turn by more than that in a step as they come off, and
 // with their old blocks Newton would take several times its iterations per step.
 TEST(ImplicitBdem, ContactRefreshAssemblesTurnedBondsAgain) {
-  Scene scene = shipped_scene("beam_stretch_small.json");
+  bdem::BdemScene scene = shipped_scene("beam_stretch_small.json");
   scene.implicit.fracture_transient = 2;
   scene.implicit.fracture_transient_reach = 3;
   const Outcome o = run(scene);
@@ -148,7 +148,7 @@ TEST(ImplicitBdem, ContactRefreshAssemblesTurnedBondsAgain) {
 // for the spin. A contact refresh that kept them would take several times the Newton iterations of one that
 // assembles them again once the bonds' lengths move.
 TEST(ImplicitBdem, ContactRefreshAssemblesStretchedBondsAgain) {
-  Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+  bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016, "velocity": [0.5, 0, 0], "angular_velocity": [0, 1.8, 6],
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.1, 0.06, 0.06] } } ],
@@ -169,15 +169,15 @@ TEST(ImplicitBdem, ContactRefreshAssemblesStretchedBondsAgain) {
 // they agree with the default (block Jacobi, lagged within a step) to well below the sag. The multigrid needs
 // fewer CG iterations.
 TEST(ImplicitBdem, MultigridAndFreshPreconditionersAgreeWithDefault) {
-  const Scene base = block_scene(kCantilever);
-  Scene gamg = base, fresh = base, dilu = base;
+  const bdem::BdemScene base = block_scene(kCantilever);
+  bdem::BdemScene gamg = base, fresh = base, dilu = base;
   gamg.implicit.petsc_options = {{"-bdem_pc_type", "gamg"}};
   fresh.implicit.reuse_preconditioner = false;
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   std::vector<double> sag;
   std::vector<std::vector<double>> x;
   std::vector<double> krylov;
-  for (const Scene* scene : std::vector<const Scene*>{&base, &gamg, &fresh, &dilu}) {
+  for (const bdem::BdemScene* scene : std::vector<const bdem::BdemScene*>{&base, &gamg, &fresh, &dilu}) {
     ImplicitBdem m(*scene, MPI_COMM_WORLD, bdem::model_from_scene(*scene));
     for (int s = 0; s < 10; ++s) m.advance();
     x.push_back(positions(MPI_COMM_WORLD, m));
@@ -199,7 +199,7 @@ TEST(ImplicitBdem, MultigridAndFreshPreconditionersAgreeWithDefault) {
 // Notes T8: a cantilever drape at one step per frame (1/60 s, ~160x the explicit step) stays stable: no
 // blow-up (advance throws on non-finite state), no inversion, energy never grows, and the tip sags.
 TEST(ImplicitBdem, DrapeIsStableAtOneStepPerFrame) {
-  const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+  const bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0.5], "max": [0.6, 0.1, 0.6] } } ],
@@ -207,10 +207,10 @@ TEST(ImplicitBdem, DrapeIsStableAtOneStepPerFrame) {
     "gravity": [0, 0, -9.81], "time": { "end": 1.0, "step": 0.0166667 }, "output": { "frame_interval": 1 } })",
                                        "drape.json");
   ImplicitBdem m(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
-  double before = m.observables().total;
+  double before = m.totals().total;
   for (int s = 0; s < 30; ++s) {
     m.advance();
-    const double now = m.observables().total;
+    const double now = m.totals().total;
     EXPECT_LE(now, before + 1e-9 * std::abs(before)) << "step " << s;
     before = now;
   }

@@ -32,7 +32,7 @@ double midpoint_energy(ImplicitBdem& m, const std::vector<double>& x0, const std
   for (const auto& b : m.bonds())
     if (b.intact) local += physics::bond_energy(p_mid(b.a), q_mid(b.a), p_mid(b.b), q_mid(b.b), b.rest);
   MPI_Allreduce(&local, &bonds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  return bonds + m.observables().kinetic;
+  return bonds + m.totals().kinetic;
 }
 
 // Free block, conservative forces only, 200 steps of 20 critical steps, which resolve none of its elastic modes.
@@ -41,11 +41,11 @@ double midpoint_energy(ImplicitBdem& m, const std::vector<double>& x0, const std
 TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
   struct Run { double loss, worst; };  // relative to the energy after the first step: final loss, largest deviation
   auto run = [](const std::string& form) {
-    const Scene scene = block_scene("", 1e12, form);
+    const bdem::BdemScene scene = block_scene("", 1e12, form);
     bdem::GlobalModel g = bdem::model_from_scene(scene);
     shake(g, 0.05);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
-    const Observables start = m.observables();
+    const Observables start = m.totals();
     auto x0 = positions(MPI_COMM_WORLD, m);
     auto q0 = gather<4>(MPI_COMM_WORLD, m.owned_ids(), m.owned_quaternions(), m.global_particles());
     double first = 0, energy = 0;
@@ -60,7 +60,7 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
     }
     r.loss = 1 - energy / first;
     EXPECT_GT(first, 0.01 * start.total) << form;  // the block still moves
-    const Observables last = m.observables();
+    const Observables last = m.totals();
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << form;
     double p_scale = 0;
     for (int d = 0; d < 3; ++d) p_scale = std::max(p_scale, std::abs(start.momentum[d]));
@@ -78,13 +78,13 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
 // lose it, while the bonded plate still keeps what backward Euler would damp
 // (MidpointKeepsTheEnergyThatBackwardEulerDamps).
 TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
-  Scene scene = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   scene.implicit.form = "midpoint";
   scene.implicit.step_factor = 10;
   for (Material& m : scene.materials) m.friction = 0;
   for (Obstacle& o : scene.obstacles) o.friction = 0;
   scene.time.end = 0.0065;
-  const Observables start = ImplicitBdem(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene)).observables();
+  const Observables start = ImplicitBdem(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene)).totals();
   const Outcome o = run(scene);
   ASSERT_GT(o.final.bonds_broken, 300);  // fragments
   EXPECT_LT(o.final.total, start.total);
@@ -97,7 +97,7 @@ TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
 
 // Chain ringing in its lowest axial mode and a bending mode, at rest shape (so ∇V(x_0) = 0); fixed end time.
 std::vector<double> ring_chain(const std::string& form, double end, int steps) {
-  const Scene scene = chain_scene(form, end / steps);
+  const bdem::BdemScene scene = chain_scene(form, end / steps);
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double xi = std::numbers::pi * g.x[i].x() / 0.192;  // (i + ½)π/6 for the i-th sphere along the chain
@@ -143,7 +143,7 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
   const int steps = 10;
   const double h = 2e-3, t = steps * h;
   for (const std::string form : {"midpoint", "backward_euler"}) {
-    Scene scene = chain_scene(form, h);
+    bdem::BdemScene scene = chain_scene(form, h);
     scene.gravity = Eigen::Vector3d(0, 0, -9.81);
     const bdem::GlobalModel g = bdem::model_from_scene(scene);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
@@ -174,10 +174,10 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
 // iteration is exact.
 TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
   const double h = 2e-3;
-  Scene scene = chain_scene("bdf2", h);
+  bdem::BdemScene scene = chain_scene("bdf2", h);
   scene.bodies[0].bonded = false;
   scene.gravity = Eigen::Vector3d(0, 0, -9.81);
-  auto run = [&](const Scene& s, double last_step, int steps) {
+  auto run = [&](const bdem::BdemScene& s, double last_step, int steps) {
     bdem::GlobalModel g = bdem::model_from_scene(s);
     constexpr std::size_t w = bdem::GlobalModel::kBdf2HistoryWidth;
     g.bdf2_history.assign(w * g.x.size(), 0.0);
@@ -201,7 +201,7 @@ TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
   };
   for (const double last : {h, 0.5 * h, 2.0 * h}) EXPECT_LT(run(scene, last, 3).first, 1e-10) << "last step " << last;
   EXPECT_NEAR(run(scene, h / 3, 1).first, 0.5 * 9.81 * h * h, 1e-9);  // ratio 3: backward Euler
-  Scene cut = scene;
+  bdem::BdemScene cut = scene;
   cut.implicit.max_iterations = 1;
   cut.implicit.step_cuts = 1;
   const auto [error, counters] = run(cut, h, 3);
@@ -219,7 +219,7 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
   const std::string dir = shared_temp_dir(), path = dir + "/midpoint.h5";
   ASSERT_FALSE(dir.empty());
   const double h = 2e-3;
-  Scene scene = chain_scene("midpoint", h);
+  bdem::BdemScene scene = chain_scene("midpoint", h);
   scene.bodies[0].bonded = false;
   scene.gravity = Eigen::Vector3d(0, 0, -9.81);
   bdem::GlobalModel g = bdem::model_from_scene(scene);
@@ -233,11 +233,11 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
   EXPECT_EQ(ck.gradient_step, h);
   // Restarted on the scene's step with every try failing (one Newton iteration, which is exact here) and halved:
   // the half steps follow a gradient of a whole one, as after a cut inside a run.
-  Scene cut = scene;
+  bdem::BdemScene cut = scene;
   cut.implicit.max_iterations = 1;
   cut.implicit.step_cuts = 1;
   for (const double next : {0.5 * h, 2.0 * h, 8.0 * h, h}) {
-    Scene changed = next == h ? cut : scene;
+    bdem::BdemScene changed = next == h ? cut : scene;
     changed.time.step = next;
     bdem::GlobalModel restart = ck;
     restart.time_step = next;
@@ -263,7 +263,7 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
 TEST(ImplicitBdem, MidpointKeepsAFreeSpin) {
   const double h = 1e-3, omega_h = 0.5;
   const int steps = 50;
-  Scene scene = chain_scene("midpoint", h);
+  bdem::BdemScene scene = chain_scene("midpoint", h);
   scene.bodies[0].bonded = false;
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   ASSERT_TRUE(g.pair.empty());

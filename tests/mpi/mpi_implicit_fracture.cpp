@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/methods/bdem/create.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "../support/implicit_test_support.hpp"
@@ -24,8 +25,8 @@ using namespace percussion::test;
 // try (cut_scene), so every full step is cut once and every half step is left unconverged.
 TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    const Scene cut = cut_scene(form);
-    Scene halves = cut;
+    const bdem::BdemScene cut = cut_scene(form);
+    bdem::BdemScene halves = cut;
     halves.implicit.step_cuts = 0;
     halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
     ImplicitBdem a(cut, MPI_COMM_WORLD, bdem::model_from_scene(cut));
@@ -39,7 +40,7 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
     EXPECT_EQ(a.counters().at("step_cuts"), 4) << form;
     EXPECT_EQ(a.counters().at("unconverged_steps"), 8) << form;
     EXPECT_EQ(b.counters().at("unconverged_steps"), 8) << form;
-    EXPECT_GT(a.observables().contacts, 0) << form;  // the floor carries the block, so friction acted
+    EXPECT_GT(a.totals().contacts, 0) << form;  // the floor carries the block, so friction acted
     EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12) << form;
     EXPECT_LE(max_rel_diff(velocities(MPI_COMM_WORLD, b), velocities(MPI_COMM_WORLD, a)), 1e-10) << form;
   }
@@ -51,10 +52,10 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
 // ratio the same step breaks its bonds from a different state.
 TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    Scene cut = pulled_block_scene(form);
+    bdem::BdemScene cut = pulled_block_scene(form);
     cut.implicit.fracture_cut_ratio = 1.5;
     cut.implicit.step_cuts = 1;
-    Scene plain = cut, halves = cut;
+    bdem::BdemScene plain = cut, halves = cut;
     plain.implicit.fracture_cut_ratio = 0;
     halves.implicit.fracture_cut_ratio = 0;
     halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
@@ -69,9 +70,9 @@ TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
     EXPECT_EQ(a.counters().at("step_cuts"), 0) << form;
     EXPECT_EQ(p.counters().at("fracture_cuts"), 0) << form;
     EXPECT_EQ(a.counters().at("unconverged_steps") + b.counters().at("unconverged_steps"), 0) << form;
-    const long broken = b.observables().bonds_broken;
+    const long broken = b.totals().bonds_broken;
     EXPECT_GT(broken, 0) << form;
-    EXPECT_EQ(a.observables().bonds_broken, broken) << form;
+    EXPECT_EQ(a.totals().bonds_broken, broken) << form;
     EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12) << form;
     EXPECT_LE(max_rel_diff(velocities(MPI_COMM_WORLD, b), velocities(MPI_COMM_WORLD, a)), 1e-10) << form;
     EXPECT_GT(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, p)), 1e-6) << form;
@@ -84,9 +85,9 @@ TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
 // in that state, all through the block; the rounds break where it parts first, and the pieces then carry no load.
 // Every rank decides each round alike (the serial run's bonds and state).
 TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
-  Scene rounds = pulled_block_scene("bdf2");
+  bdem::BdemScene rounds = pulled_block_scene("bdf2");
   rounds.implicit.fracture_rounds = 50;
-  Scene single = rounds;
+  bdem::BdemScene single = rounds;
   single.implicit.fracture_rounds = 1;
   ImplicitBdem world(rounds, MPI_COMM_WORLD, bdem::model_from_scene(rounds));
   ImplicitBdem serial(rounds, MPI_COMM_SELF, bdem::model_from_scene(rounds));
@@ -120,12 +121,12 @@ TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
 // state, forces and time), and with a long window every later interval is explicit too. Every rank count breaks
 // the serial run's bonds; without a window the run goes back to minimising once the block has parted.
 TEST(ImplicitBdem, ExplicitFractureTakesTheExplicitRunsSteps) {
-  Scene hybrid = pulled_block_scene("bdf2");
+  bdem::BdemScene hybrid = pulled_block_scene("bdf2");
   hybrid.implicit.fracture_integrator = "explicit";
   hybrid.implicit.explicit_window = 1000;
   const double h = bdem::model_from_scene(hybrid).time_step;
   const auto n = static_cast<int>(std::ceil(h / (hybrid.time.step_factor * bdem::critical_step(hybrid)) * (1 - 1e-12)));
-  Scene expl = hybrid, closing = hybrid;
+  bdem::BdemScene expl = hybrid, closing = hybrid;
   expl.integrator = "explicit";
   expl.time.step = h / n;
   closing.implicit.explicit_window = 0;
@@ -168,8 +169,8 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/plain.h5";
   ASSERT_FALSE(dir.empty());
-  Scene transient = transient_block_scene();
-  Scene plain = transient, expl = transient;
+  bdem::BdemScene transient = transient_block_scene();
+  bdem::BdemScene plain = transient, expl = transient;
   plain.implicit.fracture_transient = 0;
   expl.integrator = "explicit";
   ImplicitBdem world(transient, MPI_COMM_WORLD, bdem::model_from_scene(transient));
@@ -187,7 +188,7 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
   ASSERT_GT(steps, 0);
   EXPECT_EQ(positions(MPI_COMM_WORLD, world), positions(MPI_COMM_WORLD, checked));
   EXPECT_EQ(velocities(MPI_COMM_WORLD, world), velocities(MPI_COMM_WORLD, checked));
-  std::unique_ptr<Method> release = create_method(expl, MPI_COMM_WORLD, path);
+  std::unique_ptr<bdem::BdemMethod> release = bdem::create_from(expl, MPI_COMM_WORLD, path);
   for (long s = 0; s < steps; ++s) release->advance();
   const auto broken = broken_bonds(MPI_COMM_WORLD, world), at_check = broken_bonds(MPI_COMM_WORLD, checked);
   EXPECT_EQ(broken, broken_bonds(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*release)));
@@ -211,8 +212,8 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
 TEST(ImplicitBdem, FractureTransientReachMovesTheParticlesNearTheBreaks) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const Scene whole = transient_block_scene();
-  Scene far = whole, near = whole, plain = whole;
+  const bdem::BdemScene whole = transient_block_scene();
+  bdem::BdemScene far = whole, near = whole, plain = whole;
   far.implicit.fracture_transient_reach = 100;  // 1.6 m
   near.implicit.fracture_transient_reach = 3;
   plain.implicit.fracture_transient = 0;
@@ -244,14 +245,14 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/cut.h5";
   ASSERT_FALSE(dir.empty());
-  Scene cut = block_scene(R"("boundary_conditions": [
+  bdem::BdemScene cut = block_scene(R"("boundary_conditions": [
       { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
       { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
                           1e4, "bdf2");
   cut.implicit.fracture_cut_ratio = 1.5;
   cut.implicit.step_cuts = 1;
   cut.implicit.split_above_iterations = 0;  // the depth of the cuts alone
-  Scene halves = cut;
+  bdem::BdemScene halves = cut;
   halves.implicit.fracture_cut_ratio = 0;
   halves.time.step = 0.5 * bdem::model_from_scene(cut).time_step;
   ImplicitBdem a(cut, MPI_COMM_WORLD, bdem::model_from_scene(cut));
@@ -265,7 +266,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   for (int s = 0; s < 4; ++s) b.advance();
   EXPECT_EQ(a.counters().at("fracture_cuts"), 1);
   EXPECT_EQ(a.counters().at("unconverged_steps") + b.counters().at("unconverged_steps"), 0);
-  EXPECT_EQ(a.observables().bonds_broken, b.observables().bonds_broken);
+  EXPECT_EQ(a.totals().bonds_broken, b.totals().bonds_broken);
   EXPECT_LE(max_rel_diff(positions(MPI_COMM_WORLD, b), positions(MPI_COMM_WORLD, a)), 1e-12);
   a.write_checkpoint(path);
   EXPECT_EQ(bdem::model_from_checkpoint(path, MPI_COMM_WORLD).schedule.fracture_depth, 0);
@@ -282,11 +283,11 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
 TEST(ImplicitBdem, NewtonEffortSplitsTheNextStep) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  Scene adaptive = shipped_scene("drop_small.json");
+  bdem::BdemScene adaptive = shipped_scene("drop_small.json");
   adaptive.integrator = "implicit";
   ASSERT_EQ(adaptive.implicit.split_above_iterations, 10);  // the defaults
   ASSERT_EQ(adaptive.implicit.merge_below_iterations, 5);
-  Scene whole = adaptive;
+  bdem::BdemScene whole = adaptive;
   whole.implicit.split_above_iterations = 0;
   const Outcome a = run(adaptive), b = run(whole);
   EXPECT_GE(a.counters.at("iteration_splits"), 1);

@@ -19,13 +19,13 @@ using namespace percussion::test;
 // minimisers that scalar Jacobi reaches, and so do D-ILU's, rebuilt whenever a contact opens or closes, and
 // Gauss–Seidel's as the default preconditioner's blocks, set up again after every assembly.
 TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
-  Scene base = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene base = shipped_scene("plate_drop_small.json");
   base.implicit.form = "bdf2";  // the steps of 20 T on which IC(0) meets indefinite pivots
   base.implicit.fracture_transient = 0;  // (and the paper's fracture check, whose trajectory meets them)
   base.implicit.step_factor = 20;
   base.implicit.tolerance = 1e-8;
   base.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}};  // IC(0), which shifts as the rim hits
-  Scene jacobi = base, dilu = base, point_block = base, gauss_seidel = base, halves = base;
+  bdem::BdemScene jacobi = base, dilu = base, point_block = base, gauss_seidel = base, halves = base;
   jacobi.implicit.petsc_options = {{"-bdem_pc_type", "jacobi"}};
   dilu.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   point_block.implicit.petsc_options = {{"-bdem_sub_pc_type", "icc"}, {"-bdem_gauss_seidel_fallback", "0"}};
@@ -55,10 +55,10 @@ TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
 // as assembling at every iteration, with fewer assemblies. (How many fewer is a benchmark figure:
 // scripts/bench/newton_settings.sh.)
 TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
-  Scene lagged = shipped_scene("three_point_bending_small.json");
+  bdem::BdemScene lagged = shipped_scene("three_point_bending_small.json");
   lagged.implicit.tolerance = 1e-8;
   lagged.time.end = 14 * *lagged.time.step;  // past the crack's start at step 9
-  Scene fresh = lagged;
+  bdem::BdemScene fresh = lagged;
   fresh.implicit.hessian_lag_contraction = 0;
   fresh.implicit.contact_refresh = false;
   const Outcome a = run(lagged), b = run(fresh);
@@ -74,12 +74,12 @@ TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
 // Newton iterations either way are a benchmark figure: scripts/bench/newton_settings.sh). On 2
 // and 3 ranks the pairs across ranks send their blocks' changes to the owners as the full assembly sends blocks.
 TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
-  Scene refreshed = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene refreshed = shipped_scene("plate_drop_small.json");
   refreshed.implicit.form = "bdf2";  // steps of 20 T, over which many contacts open and close
   refreshed.implicit.step_factor = 20;
   refreshed.implicit.tolerance = 1e-8;
   refreshed.implicit.active_set_rounds = 0;  // (whose rounds update the contacts' blocks alone in either case)
-  Scene full = refreshed;
+  bdem::BdemScene full = refreshed;
   full.implicit.contact_refresh = false;
   const Outcome a = run(refreshed), b = run(full);
   EXPECT_GT(a.counters.at("contact_refreshes"), 10);
@@ -93,12 +93,12 @@ TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
 // close within its steps, the rounds switch branches and reach the same minimisers and broken bonds as the plain
 // iteration. (The Newton iterations they save are a benchmark figure: scripts/bench/newton_settings.sh.)
 TEST(ImplicitBdem, ActiveSetRoundsReachTheSameMinimisers) {
-  Scene rounds = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene rounds = shipped_scene("plate_drop_small.json");
   rounds.implicit.form = "bdf2";
   rounds.implicit.step_factor = 20;
   rounds.implicit.tolerance = 1e-8;
   rounds.implicit.active_set_rounds = 1;
-  Scene plain = rounds;
+  bdem::BdemScene plain = rounds;
   plain.implicit.active_set_rounds = 0;
   const Outcome a = run(rounds), b = run(plain);
   EXPECT_GT(a.counters.at("active_set_rounds"), 5);
@@ -113,8 +113,8 @@ TEST(ImplicitBdem, ActiveSetRoundsReachTheSameMinimisers) {
 // bit: RestartContinuesTheRun and its variants write their checkpoints mid-carry.)
 TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    const Scene carried = block_scene(kCantilever, 1e12, form);
-    Scene fresh = carried;
+    const bdem::BdemScene carried = block_scene(kCantilever, 1e12, form);
+    bdem::BdemScene fresh = carried;
     fresh.implicit.hessian_lag_contraction = 0;
     ImplicitBdem a(carried, MPI_COMM_WORLD, bdem::model_from_scene(carried));
     ImplicitBdem b(fresh, MPI_COMM_WORLD, bdem::model_from_scene(fresh));
@@ -142,10 +142,10 @@ TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
 // two runs cut different steps in half, so their time steps differ there and the states agree only that far. The
 // Newton iterations it saves are a benchmark figure: scripts/bench/newton_settings.sh.)
 TEST(ImplicitBdem, LineSearchExtrapolationKeepsThePhysics) {
-  Scene extrapolating = shipped_scene("drop_small.json");
+  bdem::BdemScene extrapolating = shipped_scene("drop_small.json");
   extrapolating.integrator = "implicit";
   extrapolating.implicit.contact_normal = "current";  // the penalty whose projected Hessian is too stiff
-  Scene plain = extrapolating;
+  bdem::BdemScene plain = extrapolating;
   plain.implicit.line_search_extrapolation = false;
   const Outcome a = run(extrapolating, 8), b = run(plain, 8);
   EXPECT_GT(a.counters.at("line_search_extrapolations"), 10);
@@ -165,11 +165,11 @@ TEST(ImplicitBdem, LineSearchExtrapolationKeepsThePhysics) {
 // energy within 2 % of plain backtracking (the two paths through the non-convex landscape reach other minimisers,
 // which backward Euler damps alike). (The trials it saves are a benchmark figure: scripts/bench/newton_settings.sh.)
 TEST(ImplicitBdem, ContactLineModelKeepsThePhysics) {
-  Scene modelled = shipped_scene("drop_small.json");
+  bdem::BdemScene modelled = shipped_scene("drop_small.json");
   modelled.integrator = "implicit";
   modelled.implicit.split_above_iterations = 0;  // both at the same steps
   ASSERT_TRUE(modelled.implicit.line_search_contacts);  // the default
-  Scene plain = modelled;
+  bdem::BdemScene plain = modelled;
   plain.implicit.line_search_contacts = false;
   constexpr int kSteps = 8;
   const Outcome a = run(modelled, kSteps), b = run(plain, kSteps);
@@ -188,19 +188,19 @@ TEST(ImplicitBdem, ContactLineModelKeepsThePhysics) {
 // minimisers, which backward Euler damped alike: their energies within 2 % of each other, both below the explicit
 // run's over the same time. (The Newton iterations they save are a benchmark figure: scripts/bench/newton_settings.sh.)
 TEST(ImplicitBdem, PredictedContactNormalsKeepThePhysics) {
-  Scene predicted = shipped_scene("drop_small.json");
+  bdem::BdemScene predicted = shipped_scene("drop_small.json");
   predicted.integrator = "implicit";
   ASSERT_EQ(predicted.implicit.contact_normal, "predicted");  // the default
   predicted.implicit.split_above_iterations = 0;  // both at the same steps (the current normals' would be split)
-  Scene current = predicted;
+  bdem::BdemScene current = predicted;
   current.implicit.contact_normal = "current";
   constexpr int kSteps = 8;
   const Outcome a = run(predicted, kSteps), b = run(current, kSteps);
-  Scene explicit_scene = predicted;
+  bdem::BdemScene explicit_scene = predicted;
   explicit_scene.integrator = "explicit";
   bdem::ExplicitBdem reference(explicit_scene, MPI_COMM_WORLD, bdem::model_from_scene(explicit_scene));
   while (reference.time() < a.time - 1e-12) reference.advance();
-  const Observables expected = reference.observables();
+  const Observables expected = reference.totals();
 
   EXPECT_GT(a.counters.at("contact_normal_updates"), 0);
   EXPECT_EQ(b.counters.at("contact_normal_updates"), 0);

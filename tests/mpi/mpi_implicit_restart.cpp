@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/methods/bdem/create.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "../support/implicit_test_support.hpp"
@@ -36,7 +37,7 @@ double largest_norm(const std::vector<Eigen::Vector3d>& v) {
 }  // namespace
 
 // Checkpoint half-way: bit-identical on the same communicator, equal to the solver tolerance on one rank.
-void expect_restart_continues_the_run(const Scene& scene, int half = 6) {
+void expect_restart_continues_the_run(const bdem::BdemScene& scene, int half = 6) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
@@ -64,7 +65,7 @@ TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(bl
 // The transient leaves nothing behind but broken bonds, so a checkpoint between breaking steps continues bit for bit.
 TEST(ImplicitBdem, FractureTransientRestartContinuesTheRun) { expect_restart_continues_the_run(transient_block_scene(), 3); }
 TEST(ImplicitBdem, FractureTransientReachRestartContinuesTheRun) {
-  Scene scene = transient_block_scene();
+  bdem::BdemScene scene = transient_block_scene();
   scene.implicit.fracture_transient_reach = 3;
   expect_restart_continues_the_run(scene, 3);
 }
@@ -78,9 +79,9 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), implicit_path = dir + "/implicit.h5", explicit_path = dir + "/explicit.h5";
   ASSERT_FALSE(dir.empty());
-  Scene scene = pulled_block_scene("bdf2");
+  bdem::BdemScene scene = pulled_block_scene("bdf2");
   for (auto& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
-  Scene explicit_scene = scene;
+  bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
   const bdem::GlobalModel start = bdem::model_from_scene(scene);
   // The pulled end (boundary condition 1) at time t: where it started, moved by 0.5 m/s in x.
@@ -102,7 +103,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   const double t_switch = implicit_run.time(), h_explicit = bdem::scene_time_step(explicit_scene);
   ASSERT_LT(h_explicit * 50, implicit_run.time_step());
 
-  std::unique_ptr<Method> continued = create_method(explicit_scene, MPI_COMM_WORLD, implicit_path);
+  std::unique_ptr<bdem::BdemMethod> continued = bdem::create_from(explicit_scene, MPI_COMM_WORLD, implicit_path);
   EXPECT_EQ(continued->step(), 3);
   EXPECT_EQ(continued->time(), t_switch);
   EXPECT_EQ(continued->time_step(), h_explicit);
@@ -110,18 +111,18 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   for (int s = 0; s < 60; ++s) continued->advance();
   EXPECT_NEAR(continued->time(), t_switch + 60 * h_explicit, 1e-15);
   expect_pulled_end_at(*continued);
-  EXPECT_LT(continued->observables().kinetic, 1.0);  // it did not blow up
+  EXPECT_LT(continued->totals().kinetic, 1.0);  // it did not blow up
   continued->write_checkpoint(explicit_path);
   for (int s = 0; s < 60; ++s) continued->advance();
 
-  std::unique_ptr<Method> restarted = create_method(explicit_scene, MPI_COMM_WORLD, explicit_path);
+  std::unique_ptr<bdem::BdemMethod> restarted = bdem::create_from(explicit_scene, MPI_COMM_WORLD, explicit_path);
   EXPECT_EQ(restarted->time(), t_switch + 60 * h_explicit);
   for (int s = 0; s < 60; ++s) restarted->advance();
   EXPECT_EQ(restarted->time(), continued->time());
   EXPECT_EQ(positions(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*restarted)),
             positions(MPI_COMM_WORLD, dynamic_cast<const bdem::BdemMethod&>(*continued)));
 
-  std::unique_ptr<Method> back = create_method(scene, MPI_COMM_WORLD, explicit_path);
+  std::unique_ptr<bdem::BdemMethod> back = bdem::create_from(scene, MPI_COMM_WORLD, explicit_path);
   EXPECT_EQ(back->time(), t_switch + 60 * h_explicit);
   EXPECT_EQ(back->time_step(), implicit_run.time_step());
   for (int s = 0; s < 2; ++s) back->advance();
@@ -132,7 +133,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
 
 // A checkpoint inside an explicit window continues it: the restart takes the same explicit intervals.
 TEST(ImplicitBdem, ExplicitFractureRestartContinuesTheRun) {
-  Scene scene = pulled_block_scene("bdf2");
+  bdem::BdemScene scene = pulled_block_scene("bdf2");
   scene.implicit.fracture_integrator = "explicit";
   scene.implicit.explicit_window = 2;
   expect_restart_continues_the_run(scene, 2);
@@ -146,7 +147,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
   for (const char* xy : {"0.128, 0.0252376", "0.16, 0.08066323", "0.096, 0.08066323"})  // above top-layer particles
     loose += std::string(R"(, { "material": "m", "particle_radius": 0.016, "shape": { "type": "sphere", "center": [)") +
              xy + R"(, 0.12638267], "radius": 0.016 } })";
-  const Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+  const bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.128, 0.128] } })" + loose + R"( ],
@@ -175,7 +176,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
   {
     ImplicitBdem probe(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     for (int s = 0; s < half; ++s) probe.advance();
-    EXPECT_EQ(probe.observables().contacts, 3);
+    EXPECT_EQ(probe.totals().contacts, 3);
     probe.write_checkpoint(path);
     const bdem::GlobalModel model = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
     EXPECT_EQ(model.newton_state.size(), 21 * model.radius.size());  // a matrix to carry
@@ -190,7 +191,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
 // assembles the matrix at the state its kept blocks are from and refreshes the contacts as the interrupted run
 // does: bit for bit, the refreshes in between notwithstanding.
 TEST(ImplicitBdem, RefreshedMatrixCarriesAcrossARestart) {
-  Scene scene = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   for (Material& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
   scene.implicit.tolerance = 1e-10;
   // The first step after one that refreshed its contacts and that keeps that step's matrix.
@@ -214,7 +215,7 @@ TEST(ImplicitBdem, RefreshedMatrixCarriesAcrossARestart) {
 }
 
 TEST(ImplicitBdem, DiluRestartContinuesTheRun) {
-  Scene scene = block_scene(kCantilever);
+  bdem::BdemScene scene = block_scene(kCantilever);
   scene.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   expect_restart_continues_the_run(scene);
 }
@@ -237,7 +238,7 @@ TEST(ImplicitBdem, CutRestartContinuesTheRun) {
   const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
   ASSERT_FALSE(dir.empty());
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
-    const Scene scene = cut_scene(form);
+    const bdem::BdemScene scene = cut_scene(form);
     ImplicitBdem full(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
     for (int s = 0; s < 3; ++s) full.advance();
     full.write_checkpoint(path);
@@ -259,8 +260,8 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/explicit.h5", carried = dir + "/carried.h5";
   ASSERT_FALSE(dir.empty());
-  const Scene scene = block_scene(kCantilever, 1e12, "midpoint");
-  Scene explicit_scene = scene;
+  const bdem::BdemScene scene = block_scene(kCantilever, 1e12, "midpoint");
+  bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
   {
     bdem::ExplicitBdem ex(explicit_scene, MPI_COMM_WORLD, bdem::model_from_scene(explicit_scene));
@@ -303,7 +304,7 @@ TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/be.h5";
   ASSERT_FALSE(dir.empty());
-  const Scene be_scene = block_scene(kCantilever), scene = block_scene(kCantilever, 1e12, "bdf2");
+  const bdem::BdemScene be_scene = block_scene(kCantilever), scene = block_scene(kCantilever, 1e12, "bdf2");
   {
     ImplicitBdem be(be_scene, MPI_COMM_WORLD, bdem::model_from_scene(be_scene));
     for (int s = 0; s < 5; ++s) be.advance();
@@ -341,8 +342,8 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/midpoint.h5";
   ASSERT_FALSE(dir.empty());
-  const Scene scene = block_scene(kCantilever, 1e12, "midpoint");
-  Scene explicit_scene = scene;
+  const bdem::BdemScene scene = block_scene(kCantilever, 1e12, "midpoint");
+  bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
   {
     ImplicitBdem im(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
@@ -373,7 +374,7 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/shifted.h5";
   ASSERT_FALSE(dir.empty());
-  Scene scene = shipped_scene("plate_drop_small.json");
+  bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   scene.implicit.form = "bdf2";  // the steps of 20 T on which IC(0) meets indefinite pivots
   scene.implicit.fracture_transient = 0;  // (and the paper's fracture check, whose trajectory meets them)
   scene.implicit.step_factor = 20;
@@ -399,7 +400,7 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
     EXPECT_EQ(velocities(MPI_COMM_WORLD, restarted), velocities(MPI_COMM_WORLD, full));
   }
   // Restarted with Gauss–Seidel blocks, which never shift, the scheduled steps do not go to point-block Jacobi.
-  Scene gauss_seidel = scene;
+  bdem::BdemScene gauss_seidel = scene;
   gauss_seidel.implicit.petsc_options = {};
   ImplicitBdem switched(gauss_seidel, MPI_COMM_WORLD, bdem::model_from_checkpoint(path, MPI_COMM_WORLD));
   for (int s = 0; s < 2; ++s) switched.advance();

@@ -43,8 +43,8 @@ int world_size() {
 // cloth_tear_small to its end with and without the monitors: the same positions, velocities and counters; the
 // monitors printed each solve's residuals (its iterations and the initial one) and its converged reason.
 TEST(ImplicitSolvers, KrylovMonitorsLeaveTheTrajectory) {
-  const Scene plain = shipped_scene("cloth_tear_small.json");
-  Scene watched = plain;
+  const bdem::BdemScene plain = shipped_scene("cloth_tear_small.json");
+  bdem::BdemScene watched = plain;
   watched.implicit.petsc_options.emplace_back("-bdem_ksp_monitor", "");
   watched.implicit.petsc_options.emplace_back("-bdem_ksp_converged_reason", "");
   const Outcome a = run(plain);
@@ -80,8 +80,8 @@ TEST(ImplicitSolvers, PreconditionersByNameTakeTheIterationsOfBefore) {
   const int size = world_size();
   if (size > 3) GTEST_SKIP() << "counts recorded on 1, 2 and 3 ranks";
   for (const Expected& e : table) {
-    Scene named = shipped_scene("cloth_tear_small.json");
-    Scene old = named;
+    bdem::BdemScene named = shipped_scene("cloth_tear_small.json");
+    bdem::BdemScene old = named;
     named.implicit.petsc_options.emplace_back("-bdem_pc_type", e.name);
     old.implicit.petsc_options.emplace_back("-bdem_sub_pc_type", e.old_name);
     const Outcome a = run(named), b = run(old);

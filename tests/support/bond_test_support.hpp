@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 #include "percussion/physics/bond_rest.hpp"
 #include "percussion/physics/quaternion.hpp"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
@@ -28,7 +28,7 @@ namespace percussion::test {
 using bdem::ImplicitBdem;
 
 // A 12 r x 8 r x 8 r bonded block, 20 critical steps per step, tight Newton tolerance.
-inline Scene block_scene(const std::string& extra, double strength = 1e12, const std::string& form = "backward_euler") {
+inline bdem::BdemScene block_scene(const std::string& extra, double strength = 1e12, const std::string& form = "backward_euler") {
   const std::string text = R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": )" +
                            std::to_string(strength) + R"(, "friction": 0.3 } ],
@@ -37,12 +37,12 @@ inline Scene block_scene(const std::string& extra, double strength = 1e12, const
     "implicit": { "tolerance": 1e-10, "step_factor": 20, "form": ")" + form + R"(" },
     "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 })" +
                            (extra.empty() ? "" : ", " + extra) + "}";
-  return parse_scene_text(text, "implicit-test.json");
+  return bdem::parse_scene_text(text, "implicit-test.json");
 }
 
 // A chain of six spheres (r = 0.016, five bonds) along x, no gravity, time step h.
-inline Scene chain_scene(const std::string& form, double h) {
-  Scene scene = parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
+inline bdem::BdemScene chain_scene(const std::string& form, double h) {
+  bdem::BdemScene scene = bdem::parse_scene_text(R"({ "method": "bdem", "integrator": "implicit",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12 } ],
     "bodies": [ { "material": "m", "particle_radius": 0.016,
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.192, 0.032, 0.032] } } ],
@@ -55,7 +55,7 @@ inline Scene chain_scene(const std::string& form, double h) {
 
 // The block, weak (strength 1e4), clamped at one end and pulled at 0.5 m/s at the other: several times over its
 // strength by the end of the first step.
-inline Scene pulled_block_scene(const std::string& form) {
+inline bdem::BdemScene pulled_block_scene(const std::string& form) {
   return block_scene(R"("boundary_conditions": [
       { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
       { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.5, 0, 0] } ])",
@@ -64,8 +64,8 @@ inline Scene pulled_block_scene(const std::string& form) {
 
 // The weak block pulled at 0.05 m/s, its first bonds just over strength at the end of the first step, with
 // implicit.fracture_transient 2.
-inline Scene transient_block_scene() {
-  Scene scene = block_scene(R"("boundary_conditions": [
+inline bdem::BdemScene transient_block_scene() {
+  bdem::BdemScene scene = block_scene(R"("boundary_conditions": [
       { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } },
       { "region": { "min": [0.172, -1, -1], "max": [1, 1, 1] }, "velocity": [0.05, 0, 0] } ])",
                             1e4, "bdf2");
@@ -77,9 +77,9 @@ inline const char* kCantilever = R"("gravity": [0, 0, -9.81],
   "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] } } ])";
 
 // A scene shipped in inputs/bdem/ (under $PERCUSSION_SOURCE_DIR, else the working directory).
-inline Scene shipped_scene(const std::string& name) {
+inline bdem::BdemScene shipped_scene(const std::string& name) {
   const char* dir = std::getenv("PERCUSSION_SOURCE_DIR");
-  return parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/" + name);
+  return bdem::parse_scene_file(std::string(dir ? dir : ".") + "/inputs/bdem/" + name);
 }
 
 // What a run leaves: positions and broken bonds (gathered), counters and observables, and its time.
@@ -92,12 +92,12 @@ struct Outcome {
 };
 
 // Runs the scene for `steps` steps, or to its end time when steps < 0.
-inline Outcome run(const Scene& scene, int steps = -1) {
+inline Outcome run(const bdem::BdemScene& scene, int steps = -1) {
   ImplicitBdem m(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene));
   if (steps < 0)
     while (m.time() < scene.time.end - 1e-12) m.advance();
   for (int s = 0; s < steps; ++s) m.advance();
-  return {positions(MPI_COMM_WORLD, m), broken_bonds(MPI_COMM_WORLD, m), m.counters(), m.observables(), m.time()};
+  return {positions(MPI_COMM_WORLD, m), broken_bonds(MPI_COMM_WORLD, m), m.counters(), m.totals(), m.time()};
 }
 
 // Two paths to the same minimisers: the same broken bonds (more than `broken`) and positions within 1e-7.
@@ -147,8 +147,8 @@ inline void expect_same_steps(ImplicitBdem& a, ImplicitBdem& b, int steps) {
 
 // The block with a twisted, translating end (its rotation centre moves) and a floor with friction, one Newton
 // iteration per try and one cut: every full step is cut once and every half step is left unconverged.
-inline Scene cut_scene(const std::string& form) {
-  Scene cut = block_scene(R"("gravity": [0, 0, -9.81],
+inline bdem::BdemScene cut_scene(const std::string& form) {
+  bdem::BdemScene cut = block_scene(R"("gravity": [0, 0, -9.81],
     "obstacles": [ { "type": "plane", "point": [0, 0, 0.002], "normal": [0, 0, 1] } ],
     "boundary_conditions": [ { "region": { "min": [-1, -1, -1], "max": [0.02, 1, 1] },
                                "velocity": [0.2, 0, 0], "angular_velocity": [0, 0, 5],

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 
@@ -23,8 +23,8 @@ constexpr double kSlide = 0.5, kMu = 0.2;  // sliding start speed (m/s) and Coul
 
 // One sphere of radius 0.01 on the floor z = 0; `laws` are the friction keys of both the material and the floor,
 // `motion` the body's initial velocity or spin.
-Scene sphere_on_floor(const std::string& integrator, const std::string& laws, const std::string& motion) {
-  return parse_scene_text(R"({ "method": "bdem", "integrator": ")" + integrator + R"(",
+bdem::BdemScene sphere_on_floor(const std::string& integrator, const std::string& laws, const std::string& motion) {
+  return bdem::parse_scene_text(R"({ "method": "bdem", "integrator": ")" + integrator + R"(",
     "materials": [ { "name": "m", "density": 1000, "youngs_modulus": 1e7, "tensile_strength": 1e12, )" + laws + R"( } ],
     "bodies": [ { "material": "m", "particle_radius": 0.01, "bonded": false, )" + motion + R"(,
                   "shape": { "type": "box", "min": [0, 0, 0], "max": [0.02, 0.02, 0.02] } } ],
@@ -33,12 +33,12 @@ Scene sphere_on_floor(const std::string& integrator, const std::string& laws, co
                           "sphere.json");
 }
 
-Scene spinning_sphere(const std::string& integrator) {
+bdem::BdemScene spinning_sphere(const std::string& integrator) {
   return sphere_on_floor(integrator, R"("friction": 0.5, "rolling_friction": )" + std::to_string(kMuRolling),
                          R"("angular_velocity": [0, 0, 20])");
 }
 
-Scene sliding_sphere(const std::string& integrator) {
+bdem::BdemScene sliding_sphere(const std::string& integrator) {
   return sphere_on_floor(integrator, R"("friction": )" + std::to_string(kMu), R"("velocity": [0.5, 0, 0])");
 }
 
@@ -49,7 +49,7 @@ struct Motion {
 
 // Velocity and spin after the first step that reaches t_end, and the time it ended at.
 template <class Method>
-Motion motion_after(const Scene& scene, double t_end) {
+Motion motion_after(const bdem::BdemScene& scene, double t_end) {
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   EXPECT_EQ(g.particles(), 1);
   // Start on the floor, sunk by the static overlap m g / k, so the normal force is m g throughout.
@@ -83,7 +83,7 @@ TEST(Friction, SlidingSphereRollsOnAtFiveSevenths) {
   const double mu = kMu, t_roll = 2 * kSlide / (7 * mu * kG);  // 0.073 s
   for (const std::string run : {"explicit", "backward_euler", "bdf2", "midpoint"}) {
     const bool is_explicit = run == "explicit";
-    Scene scene = sliding_sphere(is_explicit ? "explicit" : "implicit");
+    bdem::BdemScene scene = sliding_sphere(is_explicit ? "explicit" : "implicit");
     if (!is_explicit) scene.implicit.form = run;
     auto motion = [&](double t) {
       return is_explicit ? motion_after<bdem::ExplicitBdem>(scene, t) : motion_after<bdem::ImplicitBdem>(scene, t);

@@ -1,4 +1,4 @@
-// Scene parsing: a full scene reads into the expected values, every kind of bad input is reported with the file,
+// bdem::BdemScene parsing: a full scene reads into the expected values, every kind of bad input is reported with the file,
 // the JSON pointer and the problem, and the shipped inputs/bdem scenes parse.
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/core/json_checker.hpp"
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 
 namespace percussion {
 namespace {
@@ -27,7 +27,7 @@ std::filesystem::path source_dir() {
 // Message of the InputError that parsing throws, or "" if it does not throw.
 std::string parse_error(const std::string& text) {
   try {
-    parse_scene_text(text, "t.json");
+    bdem::parse_scene_text(text, "t.json");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -69,7 +69,7 @@ const char* kFullScene = R"({
 })";
 
 TEST(Scene, FullSceneParsesIntoExpectedValues) {
-  const Scene s = parse_scene_text(kFullScene, "inputs/full.json");
+  const bdem::BdemScene s = bdem::parse_scene_text(kFullScene, "inputs/full.json");
   EXPECT_EQ(s.path, "inputs/full.json");
   EXPECT_EQ(s.source, kFullScene);
   EXPECT_EQ(s.method, "bdem");
@@ -146,7 +146,7 @@ TEST(Scene, FullSceneParsesIntoExpectedValues) {
 }
 
 TEST(Scene, MinimalSceneGetsDefaults) {
-  const Scene s = parse_scene_text(R"({"method": "bdem",
+  const bdem::BdemScene s = bdem::parse_scene_text(R"({"method": "bdem",
     "materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "tensile_strength": 1}],
     "bodies": [{"material": "m", "shape": {"type": "sphere", "center": [0,0,0], "radius": 1},
                 "particle_radius": 0.1}],
@@ -203,24 +203,24 @@ TEST(Scene, BaseSceneIsValid) { EXPECT_EQ(parse_error(base_scene().dump()), "");
 
 TEST(Scene, ImplicitFormDefaultsToBackwardEuler) {
   json doc = base_scene();
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.form, "backward_euler");
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.form, "backward_euler");
   doc["implicit"] = json{{"form", "midpoint"}};
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.form, "midpoint");
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.form, "midpoint");
 }
 
 TEST(Scene, ImplicitStepCutsParseWithTheirDefault) {
   json doc = base_scene();
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 3);
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.max_iterations, 50);
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 3);
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.max_iterations, 50);
   doc["implicit"] = json{{"step_cuts", 0}};
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 0);
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.step_cuts, 0);
 }
 
 TEST(Scene, ImplicitFractureCutRatioIsOffByDefault) {
   json doc = base_scene();
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.fracture_cut_ratio, 0.0);
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.fracture_cut_ratio, 0.0);
   doc["implicit"] = json{{"fracture_cut_ratio", 1.5}};
-  EXPECT_EQ(parse_scene_text(doc.dump(), "t.json").implicit.fracture_cut_ratio, 1.5);
+  EXPECT_EQ(bdem::parse_scene_text(doc.dump(), "t.json").implicit.fracture_cut_ratio, 1.5);
 }
 
 TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
@@ -231,28 +231,30 @@ TEST(Scene, ImplicitPetscOptionsParseIntoNamesAndValues) {
                          {"line_search_contacts", false},
                          {"contact_refresh", false},
                          {"contact_normal", "current"}};
-  const Scene s = parse_scene_text(doc.dump(), "t.json");
+  const bdem::BdemScene s = bdem::parse_scene_text(doc.dump(), "t.json");
   using Option = std::pair<std::string, std::string>;
   const std::vector<Option> expected = {
       {"-bdem_pc_type", "gamg"}, {"-bdem_ksp_monitor", ""}, {"-bdem_pc_gamg_threshold", "-1"}};
   EXPECT_EQ(s.implicit.petsc_options, expected);
   EXPECT_FALSE(s.implicit.reuse_preconditioner);
-  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.reuse_preconditioner);
+  EXPECT_TRUE(bdem::parse_scene_text(base_scene().dump(), "t.json").implicit.reuse_preconditioner);
   EXPECT_FALSE(s.implicit.line_search_extrapolation);
-  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_extrapolation);
+  EXPECT_TRUE(bdem::parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_extrapolation);
   EXPECT_FALSE(s.implicit.line_search_contacts);
-  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_contacts);
+  EXPECT_TRUE(bdem::parse_scene_text(base_scene().dump(), "t.json").implicit.line_search_contacts);
   EXPECT_FALSE(s.implicit.contact_refresh);
-  EXPECT_TRUE(parse_scene_text(base_scene().dump(), "t.json").implicit.contact_refresh);
+  EXPECT_TRUE(bdem::parse_scene_text(base_scene().dump(), "t.json").implicit.contact_refresh);
   EXPECT_EQ(s.implicit.contact_normal, "current");
-  EXPECT_EQ(parse_scene_text(base_scene().dump(), "t.json").implicit.contact_normal, "predicted");
+  EXPECT_EQ(bdem::parse_scene_text(base_scene().dump(), "t.json").implicit.contact_normal, "predicted");
 }
 
 TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
   const json rock = base_scene()["materials"][0];
   const std::vector<BadCase> cases = {
       // unknown keys, at every level, with the allowed list
-      {"/colour", 1, "t.json: /colour: unknown key (expected one of: description, method, integrator, materials,"},
+      {"/colour", 1,
+       "t.json: /colour: unknown key (expected one of: description, method, time, output, checkpoint, integrator, "
+       "materials,"},
       {"/bodies/0/shpe", 1, "t.json: /bodies/0/shpe: unknown key (expected one of: material, shape, "
                             "particle_radius, bonded, velocity, angular_velocity)"},
       {"/bodies/0/shape/radius", 1, "/bodies/0/shape/radius: unknown key (expected one of: type, min, max)"},
@@ -372,16 +374,16 @@ TEST(Scene, FileErrorsAndFileRoundTrip) {
   const std::string missing = (dir / "missing.json").string();
   std::filesystem::remove(missing);
   try {
-    parse_scene_file(missing);
+    bdem::parse_scene_file(missing);
     FAIL() << "no error for a missing file";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).find(missing + ": cannot read file"), 0u) << e.what();
   }
-  EXPECT_THROW(parse_scene_file(dir.string()), InputError);  // a directory
+  EXPECT_THROW(bdem::parse_scene_file(dir.string()), InputError);  // a directory
 
   const std::string path = (dir / "scene.json").string();
   std::ofstream(path) << kFullScene;
-  const Scene s = parse_scene_file(path);
+  const bdem::BdemScene s = bdem::parse_scene_file(path);
   EXPECT_EQ(s.path, path);
   EXPECT_EQ(s.source, kFullScene);
   EXPECT_EQ(s.bodies.size(), 3u);
@@ -389,7 +391,7 @@ TEST(Scene, FileErrorsAndFileRoundTrip) {
 }
 
 // Critical explicit step for equal spheres (notes 2.10): T = r sqrt(2 rho / (3 E)).
-double explicit_step(const Scene& s) {
+double explicit_step(const bdem::BdemScene& s) {
   const Material& m = s.materials[0];
   const double r = s.bodies[0].generator.particle_radius;
   return s.time.step_factor * r * std::sqrt(2 * m.density / (3 * m.youngs_modulus));
@@ -403,7 +405,7 @@ TEST(Scene, EveryShippedSceneParses) {
     if (entry.path().extension() != ".json") continue;
     ++scenes;
     try {
-      const Scene s = parse_scene_file(entry.path().string());
+      const bdem::BdemScene s = bdem::parse_scene_file(entry.path().string());
       if (s.bodies.empty()) failures.push_back(entry.path().string() + ": no bodies");
     } catch (const std::exception& e) {
       failures.push_back(e.what());
@@ -415,7 +417,7 @@ TEST(Scene, EveryShippedSceneParses) {
 
 TEST(Scene, ShippedBeamStretchScenesMatchThePaper) {
   for (const char* name : {"beam_snap_small.json", "beam_stretch_small.json", "beam_stretch.json"}) {
-    const Scene s = parse_scene_file((source_dir() / "inputs/bdem" / name).string());
+    const bdem::BdemScene s = bdem::parse_scene_file((source_dir() / "inputs/bdem" / name).string());
     SCOPED_TRACE(name);
     // Paper Table 1: E = 1e7, explicit step 2.6e-5.
     EXPECT_NEAR(explicit_step(s), 2.6e-5, 0.02 * 2.6e-5);
@@ -452,7 +454,7 @@ TEST(Scene, ShippedBeamStretchScenesMatchThePaper) {
 }
 
 TEST(Scene, ShippedDropSceneFallsOntoTheFloor) {
-  const Scene s = parse_scene_file((source_dir() / "inputs/bdem/drop_small.json").string());
+  const bdem::BdemScene s = bdem::parse_scene_file((source_dir() / "inputs/bdem/drop_small.json").string());
   ASSERT_EQ(s.obstacles.size(), 1u);
   const Generator& ball = s.bodies[0].generator;
   EXPECT_EQ(ball.shape, Generator::Shape::Sphere);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "percussion/core/error.hpp"
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/geometry/bonding.hpp"
 #include "percussion/geometry/hcp.hpp"
 #include "percussion/geometry/woven.hpp"
@@ -180,7 +180,7 @@ TEST(Woven, SceneParsesTheWovenShape) {
     "bodies": [{"material": "yarn", "particle_radius": 0.001,
                 "shape": {"type": "woven", "min": [0, 1, 2], "size": [0.1, 0.05], "spacing": 0.008}}],
     "time": {"end": 0.01}, "output": {"frame_interval": 0.001}})";
-  const Scene s = parse_scene_text(text, "w.json");
+  const bdem::BdemScene s = bdem::parse_scene_text(text, "w.json");
   const Generator& g = s.bodies[0].generator;
   EXPECT_EQ(g.shape, Generator::Shape::Woven);
   EXPECT_EQ(g.min, Eigen::Vector3d(0, 1, 2));
@@ -190,7 +190,7 @@ TEST(Woven, SceneParsesTheWovenShape) {
     std::string t = text;
     t.replace(t.find(from), from.size(), to);
     try {
-      (void)parse_scene_text(t, "w.json");
+      (void)bdem::parse_scene_text(t, "w.json");
     } catch (const InputError& e) {
       return std::string(e.what());
     }

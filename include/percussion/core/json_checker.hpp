@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,7 @@ class JsonChecker {
   // --- this value ---
   // Must be an object whose keys are all in `allowed` (the first other key is reported with the list).
   void expect_object(std::initializer_list<std::string_view> allowed) const;
+  void expect_object(std::span<const std::string_view> allowed) const;
   std::vector<JsonChecker> as_array(std::size_t min_size = 0) const;  // one checker per element
   double as_number(const Range& range = Range::any()) const;          // finite, in range
   long as_integer(const Range& range = Range::any()) const;           // integral value (1e3 is fine)

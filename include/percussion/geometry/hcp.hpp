@@ -3,7 +3,7 @@
 #include <Eigen/Core>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 
 namespace percussion::geometry {
 

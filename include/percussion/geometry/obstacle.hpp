@@ -2,7 +2,7 @@
 // Obstacles as the planes that bound them; contact against each plane is physics::sphere_plane.
 #include <Eigen/Core>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 
 namespace percussion::geometry {
 

@@ -1,15 +1,12 @@
 #pragma once
 // What the driver runs: a simulator that owns a distributed state, advances it and saves it.
-// The driver (time loop, cadence, checkpoints, signals, summary) never knows which method it runs.
-#include <mpi.h>
-
+// The driver (time loop, frames and checkpoints by simulated time, signals, summary) never knows which method it
+// runs; methods are found by name in the registry (methods/registry.hpp).
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 
-#include "percussion/core/observables.hpp"
-#include "percussion/core/scene.hpp"
+#include "percussion/core/observable_set.hpp"
 #include "percussion/core/timer.hpp"
 
 namespace percussion {
@@ -20,27 +17,34 @@ class TrajectoryWriter;
 class Method {
  public:
   virtual ~Method() = default;
-  virtual long step() const = 0;
+  // What variant of the method runs ("explicit", "implicit", ...), for the log and summary.json.
+  virtual std::string variant() const { return {}; }
   virtual double time() const = 0;
-  virtual double time_step() const = 0;
-  // The first step at or after time t, and the step the run's time origin is at (frames fall every frame interval
-  // from it): 0 unless the run continues a checkpoint at another step length.
-  virtual long step_at(double t) const = 0;
-  virtual long step_origin() const { return 0; }
-  virtual std::int64_t global_particles() const = 0;
-  virtual std::int64_t global_bonds() const = 0;
-  virtual std::int64_t local_particles() const = 0;
-  virtual std::int64_t local_ghosts() const { return 0; }     // copies of other ranks' items held here
-  virtual void advance() = 0;                                  // one time step, collective
-  virtual Observables observables() = 0;                       // collective, same on every rank
+  // Steps (or events) taken since time 0, carried across restarts: progress and checkpoint.every_steps count them.
+  virtual long steps() const = 0;
+  // True once the method's time has reached t (a fixed-step method: the first step at or after t, within its
+  // round-off). Frames, checkpoints and the end of the run fall at the first state that reaches their time.
+  virtual bool reached(double t) const = 0;
+  // Collective: one step, or up to the next event; an event-driven method stops at `limit` (the next time the driver
+  // needs a state at: a frame, a checkpoint or the end), a fixed-step method takes its step.
+  virtual void advance(double limit) = 0;
+  // The fixed time step, or 0 when steps vary (for the log).
+  virtual double time_step() const { return 0; }
+  // Global counts of what the method holds, by name ("particles", "bonds", "bodies", "vertices", "elements", ...);
+  // the same on every rank.
+  virtual std::map<std::string, std::int64_t> sizes() const = 0;
+  // What a step's work scales with, for throughput ("particle-steps/s"): a key of sizes().
+  virtual std::string work_unit() const = 0;
+  // This rank's owned and ghost items (the balance of the partition and the size of its halo).
+  virtual std::int64_t local_items() const = 0;
+  virtual std::int64_t local_ghosts() const { return 0; }
+  virtual ObservableSet observables() = 0;                     // collective, same on every rank
   virtual void write_frame(io::TrajectoryWriter& writer) = 0;  // collective
   virtual void write_checkpoint(const std::string& path) = 0;  // collective
   virtual PhaseTimers& timers() = 0;
-  // Method-specific totals for the summary (solver iterations, ...); empty by default.
+  // Totals for the summary (solver iterations, rebuilds, ...); empty by default. Frames record the growth of
+  // "newton_iterations" and "krylov_iterations" since the previous frame, where a method counts them.
   virtual std::map<std::string, double> counters() const { return {}; }
 };
-
-// Build the method a scene names, from the scene or (restart_file non-empty) from a checkpoint.
-std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const std::string& restart_file);
 
 }  // namespace percussion

@@ -7,7 +7,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 #include "percussion/physics/quaternion.hpp"
 
 namespace percussion::physics {

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 
 namespace percussion::physics {
 

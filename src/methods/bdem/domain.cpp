@@ -33,7 +33,7 @@ std::vector<std::int32_t> bucket_sort(std::vector<Entry>& entries, std::size_t b
 }
 }  // namespace
 
-Domain::Domain(const Scene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers& timers)
+Domain::Domain(const BdemScene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers& timers)
     : scene(s), comm(c), timers_(timers), halo_(c) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

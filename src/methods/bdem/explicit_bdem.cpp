@@ -4,7 +4,7 @@
 
 namespace percussion::bdem {
 
-ExplicitBdem::ExplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
+ExplicitBdem::ExplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), verlet_(scene_, d_, timers_) {
   verlet_.compute_forces();
   // A checkpoint carries the forces the next half-kick needs: contact damping saw the half-step velocity when

@@ -34,7 +34,7 @@ constexpr double kMaxBdf2Ratio = 2.0;
 
 // The explicit contact's dashpot realises `restitution`; the implicit contact is the paper's penalty alone
 // (notes §2.7), whose bounce the step's own damping sets. Say so rather than ignore the key silently.
-void warn_unused_restitution(const Scene& scene) {
+void warn_unused_restitution(const BdemScene& scene) {
   double e = 1.0;
   for (const auto& m : scene.materials) e = std::min(e, m.restitution);
   for (const auto& o : scene.obstacles) e = std::min(e, o.restitution);
@@ -48,7 +48,7 @@ void warn_unused_restitution(const Scene& scene) {
 
 }  // namespace
 
-ImplicitBdem::ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
+ImplicitBdem::ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6), verlet_(scene_, d_, timers_) {
   h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
@@ -452,7 +452,7 @@ void ImplicitBdem::keep_bdf2_history(double h) {
   bdf2_history_step_ = h;
 }
 
-Observables ImplicitBdem::observables() {
+Observables ImplicitBdem::totals() {
   double energy = 0;
   long contacts = 0;
   for (const Pair& p : d_.pairs) {

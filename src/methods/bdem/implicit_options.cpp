@@ -86,7 +86,7 @@ solvers::BlockSystem::Blocks blocks_option() {
 
 }  // namespace
 
-ScenePetscOptions::ScenePetscOptions(const Scene& scene) {
+ScenePetscOptions::ScenePetscOptions(const BdemScene& scene) {
   for (const auto& [name, value] : scene.implicit.petsc_options) {
     PetscBool set = PETSC_FALSE;
     solvers::petsc_check(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set), "PetscOptionsHasName");

@@ -13,7 +13,7 @@
 
 namespace percussion::bdem {
 
-double critical_step(const Scene& scene) {
+double critical_step(const BdemScene& scene) {
   double t = std::numeric_limits<double>::infinity();
   for (const auto& body : scene.bodies) {
     const Material& m = scene.materials[body.material];
@@ -22,13 +22,13 @@ double critical_step(const Scene& scene) {
   return t;
 }
 
-double scene_time_step(const Scene& scene) {
+double scene_time_step(const BdemScene& scene) {
   if (scene.time.step) return *scene.time.step;
   // Explicit: a fraction of the stability limit. Implicit: a multiple of it (the paper's 20-100 T rule, §2.10).
   return (scene.integrator == "implicit" ? scene.implicit.step_factor : scene.time.step_factor) * critical_step(scene);
 }
 
-GlobalModel model_from_scene(const Scene& scene) {
+GlobalModel model_from_scene(const BdemScene& scene) {
   GlobalModel g;
   for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
     const Body& body = scene.bodies[b];

@@ -1,6 +1,6 @@
 #pragma once
 // What both BDEM integrators share: the scene, the distributed Domain, the step counter and the views
-// tests and tools read. Subclasses supply advance(), observables() and write_checkpoint().
+// tests and tools read. Subclasses supply advance(), totals() and write_checkpoint().
 #include <mpi.h>
 
 #include <Eigen/Core>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/core/observables.hpp"
 #include "percussion/methods/bdem/domain.hpp"
 #include "percussion/methods/method.hpp"
 
@@ -16,24 +17,39 @@ namespace percussion::bdem {
 
 class BdemMethod : public Method {
  public:
-  BdemMethod(const Scene& scene, MPI_Comm comm, const GlobalModel& model)
+  BdemMethod(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
       : scene_(scene), d_(scene_, comm, model, timers_), dt_(model.time_step), step_(model.step),
         origin_time_(model.origin_time), origin_step_(model.origin_step) {}
 
-  long step() const override { return step_; }
+  // Method interface: one fixed step per advance; frames and the end fall at the first step at or after their time.
+  std::string variant() const override { return scene_.integrator; }
   double time() const override { return clock().time(step_); }
+  long steps() const override { return step_; }
+  bool reached(double t) const override { return step_ >= clock().step_at(t); }
+  void advance(double /*limit*/) final { advance(); }
   double time_step() const override { return dt_; }
-  long step_at(double t) const override { return clock().step_at(t); }
-  long step_origin() const override { return origin_step_; }
-  std::int64_t global_particles() const override { return d_.n_global; }
-  std::int64_t global_bonds() const override { return d_.bonds_global; }
-  std::int64_t local_particles() const override { return static_cast<std::int64_t>(d_.n_owned); }
+  std::map<std::string, std::int64_t> sizes() const override {
+    return {{"particles", d_.n_global}, {"bonds", d_.bonds_global}};
+  }
+  std::string work_unit() const override { return "particles"; }
+  std::int64_t local_items() const override { return static_cast<std::int64_t>(d_.n_owned); }
   std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(d_.x.size() - d_.n_owned); }
-  void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
+  ObservableSet observables() override { return named(totals()); }
+  void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), totals()); }
   PhaseTimers& timers() override { return timers_; }
   std::map<std::string, double> counters() const override {
     return {{"pair_rebuilds", static_cast<double>(d_.rebuilds())}};
   }
+
+  // BDEM's own view, for tests and tools.
+  virtual void advance() = 0;  // one time step, collective
+  // Energies, momenta, broken bonds and contacts over all ranks (collective).
+  virtual Observables totals() = 0;
+  long step() const { return step_; }
+  std::int64_t global_particles() const { return d_.n_global; }
+  std::int64_t global_bonds() const { return d_.bonds_global; }
+  long step_origin() const { return origin_step_; }
+  long step_at(double t) const { return clock().step_at(t); }  // the first step at or after time t
 
   // This rank's owned particles (ascending global id) and the bonds it evaluates.
   std::span<const std::int64_t> owned_ids() const { return {d_.gid.data(), d_.n_owned}; }
@@ -45,7 +61,7 @@ class BdemMethod : public Method {
   long pair_rebuilds() const { return d_.rebuilds(); }  // neighbour (pair list and ghost) rebuilds so far
 
  protected:
-  Scene scene_;
+  BdemScene scene_;
   PhaseTimers timers_;
   Domain d_;
   double dt_ = 0;
@@ -53,6 +69,17 @@ class BdemMethod : public Method {
   double origin_time_ = 0;  // see StepClock
   long origin_step_ = 0;
   StepClock clock() const { return {dt_, origin_time_, origin_step_}; }
+  static ObservableSet named(const Observables& o) {
+    ObservableSet set;
+    set.set("kinetic", o.kinetic);
+    set.set("potential", o.potential);
+    set.set("total", o.total);
+    set.set("momentum", o.momentum);
+    set.set("angular_momentum", o.angular_momentum);
+    set.set_count("bonds_broken", o.bonds_broken);
+    set.set_count("contacts", o.contacts);
+    return set;
+  }
 };
 
 }  // namespace percussion::bdem

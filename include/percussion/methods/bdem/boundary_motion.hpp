@@ -3,7 +3,7 @@
 // centre, not a linearised one), so a twisted end stays on its circle however long the run.
 #include <Eigen/Geometry>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/core/scene_parts.hpp"
 #include "percussion/physics/quaternion.hpp"
 
 namespace percussion::bdem {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "percussion/core/observables.hpp"
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/core/timer.hpp"
 #include "percussion/geometry/cell_list.hpp"
 #include "percussion/methods/bdem/model.hpp"
@@ -47,7 +47,7 @@ struct Pair {
 
 class Domain {
  public:
-  Domain(const Scene& scene, MPI_Comm comm, const GlobalModel& model, PhaseTimers& timers);
+  Domain(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model, PhaseTimers& timers);
 
   // Collective. True when some particle moved more than half the skin since the last rebuild, beyond a
   // displacement common to all (then the pair lists may miss a contact); also checks that the state is finite
@@ -113,7 +113,7 @@ class Domain {
                         double bdf2_history_step = 0, double gradient_step = 0,
                         const StepSchedule& schedule = {}) const;
 
-  const Scene& scene;
+  const BdemScene& scene;
   MPI_Comm comm;
   int rank = 0, size = 1;
   std::int64_t n_global = 0, bonds_global = 0;

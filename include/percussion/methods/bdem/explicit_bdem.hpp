@@ -10,10 +10,10 @@ namespace percussion::bdem {
 
 class ExplicitBdem final : public BdemMethod {
  public:
-  ExplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model);
+  ExplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model);
 
   void advance() override;
-  Observables observables() override { return d_.observables(verlet_.interaction_energy, verlet_.contacts); }
+  Observables totals() override { return d_.observables(verlet_.interaction_energy, verlet_.contacts); }
   void write_checkpoint(const std::string& path) override {
     d_.write_checkpoint(path, step_, clock(), verlet_.force, verlet_.torque, "explicit", "velocity_verlet");
   }

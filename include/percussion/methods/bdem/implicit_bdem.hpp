@@ -31,7 +31,7 @@ namespace percussion::bdem {
 // command line set (it wins); removed again afterwards.
 class ScenePetscOptions {
  public:
-  explicit ScenePetscOptions(const Scene& scene);
+  explicit ScenePetscOptions(const BdemScene& scene);
   ~ScenePetscOptions();
   ScenePetscOptions(const ScenePetscOptions&) = delete;
   ScenePetscOptions& operator=(const ScenePetscOptions&) = delete;
@@ -42,10 +42,10 @@ class ScenePetscOptions {
 
 class ImplicitBdem final : public BdemMethod {
  public:
-  ImplicitBdem(const Scene& scene, MPI_Comm comm, const GlobalModel& model);
+  ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model);
 
   void advance() override;
-  Observables observables() override;
+  Observables totals() override;
   void write_checkpoint(const std::string& path) override;
   std::map<std::string, double> counters() const override;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/physics/bond_rest.hpp"
 
 namespace percussion::bdem {
@@ -81,11 +81,11 @@ struct GlobalModel {
 
 // Fill bodies with particles, bond touching neighbours, apply boundary conditions and initial velocities.
 // Throws InputError naming the scene file and JSON path when a body holds no particle.
-GlobalModel model_from_scene(const Scene& scene);
+GlobalModel model_from_scene(const BdemScene& scene);
 
 // The smallest critical step T of the scene's bodies (notes 2.10), the explicit integrator's stability limit.
-double critical_step(const Scene& scene);
+double critical_step(const BdemScene& scene);
 // The time step the scene asks for: time.step, or step_factor x the smallest critical step (notes 2.10).
-double scene_time_step(const Scene& scene);
+double scene_time_step(const BdemScene& scene);
 
 }  // namespace percussion::bdem

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "percussion/core/scene.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 #include "percussion/core/timer.hpp"
 #include "percussion/methods/bdem/domain.hpp"
 
@@ -15,7 +15,7 @@ namespace percussion::bdem {
 
 class VerletStep {
  public:
-  VerletStep(const Scene& scene, Domain& d, PhaseTimers& timers) : scene_(scene), d_(d), timers_(timers) {}
+  VerletStep(const BdemScene& scene, Domain& d, PhaseTimers& timers) : scene_(scene), d_(d), timers_(timers) {}
 
   // Collective: force and torque on every owned particle at the current state; a bond over its strength there
   // breaks (its pair falls through to contact, here and in every later evaluation).
@@ -57,7 +57,7 @@ class VerletStep {
   long moving_owned() const { return static_cast<long>(moving_owned_list_.size()); }
 
  private:
-  const Scene& scene_;
+  const BdemScene& scene_;
   Domain& d_;
   PhaseTimers& timers_;
 

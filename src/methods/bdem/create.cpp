@@ -1,4 +1,5 @@
-#include "percussion/methods/method.hpp"
+// Bonded DEM in the method registry: its scene sections, and which integrator continues which checkpoint.
+#include "percussion/methods/bdem/create.hpp"
 
 #include <iomanip>
 #include <sstream>
@@ -8,21 +9,38 @@
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
+#include "percussion/methods/bdem/scene.hpp"
 
-namespace percussion {
+namespace percussion::bdem {
 
-std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const std::string& restart_file) {
-  if (scene.method != "bdem") throw InputError(scene.path + ": /method: unknown method '" + scene.method + "'");
-  bdem::GlobalModel model =
-      restart_file.empty() ? bdem::model_from_scene(scene) : bdem::model_from_checkpoint(restart_file, comm);
+void validate(const Scene& scene) { parse_scene(scene); }
+
+std::string describe(const Scene& common) {
+  const BdemScene scene = parse_scene(common);
+  const GlobalModel model = model_from_scene(scene);  // generators can still reject a shape
+  const double dt = model.time_step;
+  std::ostringstream o;
+  o << "valid bdem scene (" << scene.integrator << ")\n  particles " << model.particles() << ", bonds "
+    << model.bonds() << ", time step " << dt << " s, steps " << model.clock().step_at(scene.time.end)
+    << ", a frame every " << scene.output.frame_interval << " s of simulated time";
+  return o.str();
+}
+
+std::unique_ptr<Method> create(const Scene& common, MPI_Comm comm, const std::string& restart_file) {
+  return create_from(parse_scene(common), comm, restart_file);
+}
+
+std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, const std::string& restart_file) {
+  GlobalModel model =
+      restart_file.empty() ? model_from_scene(scene) : model_from_checkpoint(restart_file, comm);
   // A restart continues at the checkpoint's step length, except where the other integrator wrote it: an implicit
   // run's step is 10-1000 critical steps, at which an explicit run would blow up at once, and an explicit run's
   // would make an implicit one crawl. The run then takes its own step from the checkpoint's time on.
   if (!restart_file.empty() && !model.written_by_integrator.empty() &&
       model.written_by_integrator != scene.integrator) {
-    const double own = bdem::scene_time_step(scene);
+    const double own = scene_time_step(scene);
     if (own != model.time_step) {
-      const bdem::StepClock written = model.clock();
+      const StepClock written = model.clock();
       model.origin_time = written.time(model.step);
       model.origin_step = model.step;
       model.time_step = own;
@@ -36,7 +54,7 @@ std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const s
   // (A file that does not say which integrator wrote it is continued at its step, which an explicit run refuses
   // above its critical step.)
   if (!restart_file.empty() && scene.integrator == "explicit") {
-    const double limit = bdem::critical_step(scene);
+    const double limit = critical_step(scene);
     if (model.time_step > limit) {
       std::ostringstream text;
       const std::string writer = model.written_by_integrator.empty()
@@ -48,8 +66,8 @@ std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const s
       throw InputError(text.str());
     }
   }
-  if (scene.integrator == "implicit") return std::make_unique<bdem::ImplicitBdem>(scene, comm, model);
-  return std::make_unique<bdem::ExplicitBdem>(scene, comm, model);
+  if (scene.integrator == "implicit") return std::make_unique<ImplicitBdem>(scene, comm, model);
+  return std::make_unique<ExplicitBdem>(scene, comm, model);
 }
 
-}  // namespace percussion
+}  // namespace percussion::bdem
