@@ -1,0 +1,257 @@
+#include "percussion/parallel/ghost_search.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "percussion/parallel/messages.hpp"
+
+namespace percussion::parallel {
+namespace {
+
+double box_distance2(const Eigen::Vector3d& p, const double* lo, const double* hi) {
+  double d2 = 0;
+  for (int k = 0; k < 3; ++k) {
+    double d = std::max({lo[k] - p[k], 0.0, p[k] - hi[k]});
+    d2 += d * d;
+  }
+  return d2;
+}
+
+// Cells of a grid with edge h, as integer triples. Coordinates are clamped far out, where a cell's box then
+// reaches to infinity, so every test stays conservative.
+using Cell = std::array<std::int64_t, 3>;
+constexpr std::int64_t kFarCell = std::int64_t{1} << 40;
+
+std::int64_t clamp_cell(std::int64_t i) { return std::clamp(i, -kFarCell, kFarCell); }
+
+Cell cell_of(const Eigen::Vector3d& p, double h) {
+  Cell c;
+  for (int k = 0; k < 3; ++k) {
+    const double f = std::floor(p[k] / h);
+    c[k] = !(f > -static_cast<double>(kFarCell)) ? -kFarCell
+           : f >= static_cast<double>(kFarCell)  ? kFarCell
+                                                  : static_cast<std::int64_t>(f);
+  }
+  return c;
+}
+
+void cell_box(const Cell& c, double h, double* lo, double* hi) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = c[k] <= -kFarCell ? -inf : static_cast<double>(c[k]) * h;
+    hi[k] = c[k] >= kFarCell ? inf : static_cast<double>(c[k] + 1) * h;
+  }
+}
+
+// An occupied cell and the largest reach of the items in it: what a rank tells its neighbours.
+struct ReachCell {
+  Cell c;
+  double reach;
+};
+
+// The cells the items occupy, ascending, each once with its largest reach.
+std::vector<ReachCell> occupied_cells(std::span<const Eigen::Vector3d> points, std::span<const double> reach,
+                                      double h) {
+  std::vector<ReachCell> cells;
+  cells.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    cells.push_back({cell_of(points[i], h), reach.size() == 1 ? reach[0] : reach[i]});
+  std::sort(cells.begin(), cells.end(), [](const ReachCell& a, const ReachCell& b) { return a.c < b.c; });
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    if (n > 0 && cells[n - 1].c == cells[k].c)
+      cells[n - 1].reach = std::max(cells[n - 1].reach, cells[k].reach);
+    else
+      cells[n++] = cells[k];
+  }
+  cells.resize(n);
+  return cells;
+}
+
+// Another rank's occupied cells, for within() queries about points whose cells lie in [lo, hi] (our items' cells).
+// Where the ring around that range is at most kDenseCells cells, membership is a bitmap over it (a hash table of
+// the same cells missed the cache on a torn cloth); beyond (fragments far apart), an open-addressing table. The
+// cells' reaches are one number when they are all equal, else looked up only for the cells that are present.
+class CellSet {
+ public:
+  CellSet(std::span<const ReachCell> cells, double h, const Cell& lo, const Cell& hi) : h_(h) {
+    uniform_ = !cells.empty() ? cells[0].reach : 0;
+    for (const ReachCell& rc : cells) uniform_reach_ = uniform_reach_ && rc.reach == uniform_;
+    double count = 1;
+    for (int k = 0; k < 3; ++k) {
+      origin_[k] = lo[k] - 1;
+      extent_[k] = hi[k] - lo[k] + 3;
+      count *= static_cast<double>(extent_[k]);
+    }
+    if (count <= kDenseCells) {
+      bits_.assign((static_cast<std::size_t>(count) + 63) / 64, 0);
+      for (const ReachCell& rc : cells)
+        if (const std::int64_t i = dense_index(rc.c); i >= 0) {
+          bits_[static_cast<std::size_t>(i) >> 6] |= std::uint64_t{1} << (i & 63);
+          if (!uniform_reach_) dense_reach_.push_back({i, rc.reach});
+        }
+      std::sort(dense_reach_.begin(), dense_reach_.end());
+      return;
+    }
+    std::size_t size = 16;
+    int bits = 4;
+    for (; size < 2 * cells.size(); size *= 2) ++bits;
+    mask_ = size - 1;
+    shift_ = 64 - bits;
+    slots_.assign(size, Cell{kEmpty, 0, 0});
+    slot_reach_.assign(size, 0.0);
+    for (const ReachCell& rc : cells) {
+      std::size_t i = slot(rc.c);
+      while (slots_[i][0] != kEmpty && !same(slots_[i], rc.c)) i = (i + 1) & mask_;
+      slots_[i] = rc.c;
+      slot_reach_[i] = rc.reach;
+    }
+  }
+
+  // Whether a cell C of the set lies within reach + ρ_C (≤ h) of p: only the ring of cells around p's can.
+  bool within(const Eigen::Vector3d& p, double reach) const {
+    const Cell c = cell_of(p, h_);
+    const double reach2_uniform = (reach + uniform_) * (reach + uniform_);
+    double lo[3], hi[3];
+    for (std::int64_t dz = -1; dz <= 1; ++dz)
+      for (std::int64_t dy = -1; dy <= 1; ++dy)
+        for (std::int64_t dx = -1; dx <= 1; ++dx) {
+          const Cell n{clamp_cell(c[0] + dx), clamp_cell(c[1] + dy), clamp_cell(c[2] + dz)};
+          double cell_reach = 0;
+          if (!contains(n, cell_reach)) continue;
+          cell_box(n, h_, lo, hi);
+          const double r2 = uniform_reach_ ? reach2_uniform : (reach + cell_reach) * (reach + cell_reach);
+          if (box_distance2(p, lo, hi) <= r2) return true;
+        }
+    return false;
+  }
+
+ private:
+  static constexpr double kDenseCells = 1 << 26;  // a bitmap of at most 8 MB
+  static constexpr std::int64_t kEmpty = std::numeric_limits<std::int64_t>::min();  // below every clamped cell
+  // (std::array's == calls memcmp, which the lookups then spent their time in.)
+  static bool same(const Cell& a, const Cell& b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
+  // The bit of cell c, or −1 outside the bitmap's range.
+  std::int64_t dense_index(const Cell& c) const {
+    std::int64_t i = 0;
+    for (int k = 2; k >= 0; --k) {
+      const std::int64_t offset = c[k] - origin_[k];
+      if (offset < 0 || offset >= extent_[k]) return -1;
+      i = i * extent_[k] + offset;
+    }
+    return i;
+  }
+  // The top bits of a multiplicative hash (its low bits mix poorly).
+  std::size_t slot(const Cell& c) const {
+    const std::uint64_t h = (static_cast<std::uint64_t>(c[0]) * 0x9E3779B97F4A7C15ULL) ^
+                            (static_cast<std::uint64_t>(c[1]) * 0xC2B2AE3D27D4EB4FULL) ^
+                            (static_cast<std::uint64_t>(c[2]) * 0x165667B19E3779F9ULL);
+    return static_cast<std::size_t>((h * 0x9E3779B97F4A7C15ULL) >> shift_);
+  }
+  bool contains(const Cell& c, double& reach) const {
+    if (!bits_.empty()) {
+      const std::int64_t i = dense_index(c);
+      if (i < 0 || !(bits_[static_cast<std::size_t>(i) >> 6] >> (i & 63) & 1)) return false;
+      if (!uniform_reach_)
+        reach = std::lower_bound(dense_reach_.begin(), dense_reach_.end(), std::pair<std::int64_t, double>{i, -1.0})->second;
+      return true;
+    }
+    for (std::size_t i = slot(c);; i = (i + 1) & mask_) {
+      if (same(slots_[i], c)) {
+        reach = slot_reach_[i];
+        return true;
+      }
+      if (slots_[i][0] == kEmpty) return false;
+    }
+  }
+  double h_;
+  double uniform_ = 0;
+  bool uniform_reach_ = true;
+  Cell origin_{}, extent_{};
+  std::vector<std::uint64_t> bits_;
+  std::vector<std::pair<std::int64_t, double>> dense_reach_;
+  std::size_t mask_ = 0;
+  int shift_ = 60;
+  std::vector<Cell> slots_;
+  std::vector<double> slot_reach_;
+};
+
+}  // namespace
+
+double ghost_cell_edge(double largest_reach) { return 2 * largest_reach * (1 + 1e-9); }
+
+std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<const Eigen::Vector3d> x,
+                                                       std::span<const double> reach) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::size_t n = x.size();
+  const auto reach_of = [&](std::size_t i) { return reach.size() == 1 ? reach[0] : reach[i]; };
+
+  // 1. Bounding boxes of every rank's items, and the largest reach among them.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> box(7 * static_cast<std::size_t>(size));
+  double mine[7] = {inf, inf, inf, -inf, -inf, -inf, 0};
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      mine[k] = std::min(mine[k], x[i][k]);
+      mine[3 + k] = std::max(mine[3 + k], x[i][k]);
+    }
+    mine[6] = std::max(mine[6], reach_of(i));
+  }
+  MPI_Allgather(mine, 7, MPI_DOUBLE, box.data(), 7, MPI_DOUBLE, comm);
+  double largest = 0;
+  for (int r = 0; r < size; ++r) largest = std::max(largest, box[7 * r + 6]);
+  std::vector<std::vector<std::int32_t>> send(static_cast<std::size_t>(size));
+  if (!(largest > 0)) return send;  // no item reaches beyond its own point
+
+
+  // 2. The ranks whose boxes come near ours get the cells our items occupy near their box.
+  const auto near_box = [&](int r, const double* lo, const double* hi, double within) {
+    const double* other = &box[7 * r];
+    if (other[0] > other[3]) return false;  // rank r owns nothing
+    const double d = within + other[6];
+    for (int k = 0; k < 3; ++k)
+      if (other[k] - d > hi[k] || other[3 + k] + d < lo[k]) return false;
+    return true;
+  };
+  std::vector<int> near_ranks;
+  for (int r = 0; r < size; ++r)
+    if (r != rank && n > 0 && near_box(r, mine, mine + 3, mine[6])) near_ranks.push_back(r);
+  const double edge = ghost_cell_edge(largest);
+  std::vector<std::vector<ReachCell>> my_cells(static_cast<std::size_t>(size));
+  Cell cells_lo{}, cells_hi{};  // the range of our items' cells
+  if (n > 0) {
+    cells_lo = cell_of(Eigen::Vector3d(mine[0], mine[1], mine[2]), edge);
+    cells_hi = cell_of(Eigen::Vector3d(mine[3], mine[4], mine[5]), edge);
+  }
+  if (!near_ranks.empty())
+    for (const ReachCell& rc : occupied_cells(x, reach, edge)) {
+      double lo[3], hi[3];
+      cell_box(rc.c, edge, lo, hi);
+      for (int r : near_ranks)
+        if (near_box(r, lo, hi, rc.reach)) my_cells[r].push_back(rc);
+    }
+  std::vector<int> cell_counts;
+  const std::vector<ReachCell> their_cells = all_to_all(comm, my_cells, cell_counts);
+
+  // 3. Our items within reach of one of those cells.
+  std::size_t at = 0;
+  for (int r = 0; r < size; ++r) {
+    const std::size_t begin = at;
+    at += static_cast<std::size_t>(cell_counts[r]);
+    if (begin == at) continue;
+    const CellSet theirs(std::span<const ReachCell>(their_cells).subspan(begin, at - begin), edge, cells_lo, cells_hi);
+    const double* lo = &box[7 * r];
+    for (std::size_t i = 0; i < n; ++i) {
+      const double ri = reach_of(i), to_box = ri + lo[6];
+      if (box_distance2(x[i], lo, lo + 3) <= to_box * to_box && theirs.within(x[i], ri))
+        send[r].push_back(static_cast<std::int32_t>(i));
+    }
+  }
+  return send;
+}
+
+}  // namespace percussion::parallel
