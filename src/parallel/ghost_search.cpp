@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "percussion/parallel/messages.hpp"
 
@@ -47,21 +48,39 @@ void cell_box(const Cell& c, double h, double* lo, double* hi) {
 
 // An occupied cell and the largest reach of the items in it: what a rank tells its neighbours.
 struct ReachCell {
+  int level;
   Cell c;
   double reach;
 };
 
-// The cells the items occupy, ascending, each once with its largest reach.
+// The grid levels: level L holds the items of reach in (base 2^(L-1), base 2^L] (level 0: up to base), on a grid
+// of edge 2 base 2^L (a hair more, so rounding in floor(x / h) loses no cell). A small item is thus looked for in
+// small cells, not in cells sized for the largest item; with one reach for all there is one level, of edge 2ρ.
+struct Levels {
+  double base = 0;
+  int level(double reach) const {
+    int l = 0;
+    while (reach > base * std::ldexp(1.0, l)) ++l;
+    return l;
+  }
+  double edge(int l) const { return 2 * (base * std::ldexp(1.0, l)) * (1 + 1e-9); }
+};
+
+// The cells the items occupy, by level and cell, each once with its largest reach.
 std::vector<ReachCell> occupied_cells(std::span<const Eigen::Vector3d> points, std::span<const double> reach,
-                                      double h) {
+                                      const Levels& levels) {
   std::vector<ReachCell> cells;
   cells.reserve(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i)
-    cells.push_back({cell_of(points[i], h), reach.size() == 1 ? reach[0] : reach[i]});
-  std::sort(cells.begin(), cells.end(), [](const ReachCell& a, const ReachCell& b) { return a.c < b.c; });
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const double r = reach.size() == 1 ? reach[0] : reach[i];
+    const int l = levels.level(r);
+    cells.push_back({l, cell_of(points[i], levels.edge(l)), r});
+  }
+  const auto key = [](const ReachCell& a) { return std::tie(a.level, a.c); };
+  std::sort(cells.begin(), cells.end(), [&](const ReachCell& a, const ReachCell& b) { return key(a) < key(b); });
   std::size_t n = 0;
   for (std::size_t k = 0; k < cells.size(); ++k) {
-    if (n > 0 && cells[n - 1].c == cells[k].c)
+    if (n > 0 && key(cells[n - 1]) == key(cells[k]))
       cells[n - 1].reach = std::max(cells[n - 1].reach, cells[k].reach);
     else
       cells[n++] = cells[k];
@@ -70,19 +89,24 @@ std::vector<ReachCell> occupied_cells(std::span<const Eigen::Vector3d> points, s
   return cells;
 }
 
-// Another rank's occupied cells, for within() queries about points whose cells lie in [lo, hi] (our items' cells).
-// Where the ring around that range is at most kDenseCells cells, membership is a bitmap over it (a hash table of
-// the same cells missed the cache on a torn cloth); beyond (fragments far apart), an open-addressing table. The
-// cells' reaches are one number when they are all equal, else looked up only for the cells that are present.
+// Another rank's occupied cells of one level, for within() queries about points whose cells lie in [lo, hi] (our
+// items' cells on that grid) and whose reach needs at most `margin` rings of cells around them. Where that range
+// with its margin is at most kDenseCells cells, membership is a bitmap over it (a hash table of the same cells
+// missed the cache on a torn cloth); beyond (fragments far apart), an open-addressing table. The cells' reaches are
+// one number when they are all equal, else looked up only for the cells that are present.
 class CellSet {
  public:
-  CellSet(std::span<const ReachCell> cells, double h, const Cell& lo, const Cell& hi) : h_(h) {
+  CellSet(std::span<const ReachCell> cells, double h, const Cell& lo, const Cell& hi, std::int64_t margin)
+      : h_(h), cells_(cells) {
     uniform_ = !cells.empty() ? cells[0].reach : 0;
-    for (const ReachCell& rc : cells) uniform_reach_ = uniform_reach_ && rc.reach == uniform_;
+    for (const ReachCell& rc : cells) {
+      uniform_reach_ = uniform_reach_ && rc.reach == uniform_;
+      largest_ = std::max(largest_, rc.reach);
+    }
     double count = 1;
     for (int k = 0; k < 3; ++k) {
-      origin_[k] = lo[k] - 1;
-      extent_[k] = hi[k] - lo[k] + 3;
+      origin_[k] = lo[k] - margin;
+      extent_[k] = hi[k] - lo[k] + 1 + 2 * margin;
       count *= static_cast<double>(extent_[k]);
     }
     if (count <= kDenseCells) {
@@ -110,20 +134,36 @@ class CellSet {
     }
   }
 
-  // Whether a cell C of the set lies within reach + ρ_C (≤ h) of p: only the ring of cells around p's can.
+  // The rings of cells around a point that can hold a cell within reach + ρ_C of it (1 when reach ≤ ρ_C).
+  std::int64_t rings(double reach) const {
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((reach + largest_) / h_)));
+  }
+
+  // Whether a cell C of the set lies within reach + ρ_C of p: only the rings of cells around p's can. A big item
+  // among small cells has many rings; past as many lookups as there are cells, it tests the cells one by one.
   bool within(const Eigen::Vector3d& p, double reach) const {
-    const Cell c = cell_of(p, h_);
-    const double reach2_uniform = (reach + uniform_) * (reach + uniform_);
+    const std::int64_t k = rings(reach);
     double lo[3], hi[3];
-    for (std::int64_t dz = -1; dz <= 1; ++dz)
-      for (std::int64_t dy = -1; dy <= 1; ++dy)
-        for (std::int64_t dx = -1; dx <= 1; ++dx) {
+    const double reach2_uniform = (reach + uniform_) * (reach + uniform_);
+    const auto reach2 = [&](double cell_reach) {
+      return uniform_reach_ ? reach2_uniform : (reach + cell_reach) * (reach + cell_reach);
+    };
+    if (std::pow(2.0 * static_cast<double>(k) + 1, 3) > static_cast<double>(cells_.size())) {
+      for (const ReachCell& rc : cells_) {
+        cell_box(rc.c, h_, lo, hi);
+        if (box_distance2(p, lo, hi) <= reach2(rc.reach)) return true;
+      }
+      return false;
+    }
+    const Cell c = cell_of(p, h_);
+    for (std::int64_t dz = -k; dz <= k; ++dz)
+      for (std::int64_t dy = -k; dy <= k; ++dy)
+        for (std::int64_t dx = -k; dx <= k; ++dx) {
           const Cell n{clamp_cell(c[0] + dx), clamp_cell(c[1] + dy), clamp_cell(c[2] + dz)};
           double cell_reach = 0;
           if (!contains(n, cell_reach)) continue;
           cell_box(n, h_, lo, hi);
-          const double r2 = uniform_reach_ ? reach2_uniform : (reach + cell_reach) * (reach + cell_reach);
-          if (box_distance2(p, lo, hi) <= r2) return true;
+          if (box_distance2(p, lo, hi) <= reach2(cell_reach)) return true;
         }
     return false;
   }
@@ -167,7 +207,8 @@ class CellSet {
     }
   }
   double h_;
-  double uniform_ = 0;
+  std::span<const ReachCell> cells_;
+  double uniform_ = 0, largest_ = 0;
   bool uniform_reach_ = true;
   Cell origin_{}, extent_{};
   std::vector<std::uint64_t> bits_;
@@ -180,8 +221,6 @@ class CellSet {
 
 }  // namespace
 
-double ghost_cell_edge(double largest_reach) { return 2 * largest_reach * (1 + 1e-9); }
-
 std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<const Eigen::Vector3d> x,
                                                        std::span<const double> reach) {
   int rank = 0, size = 1;
@@ -190,27 +229,27 @@ std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<
   const std::size_t n = x.size();
   const auto reach_of = [&](std::size_t i) { return reach.size() == 1 ? reach[0] : reach[i]; };
 
-  // 1. Bounding boxes of every rank's items, and the largest reach among them.
+  // 1. Bounding boxes of every rank's items, their largest reach and their smallest positive one.
   constexpr double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> box(7 * static_cast<std::size_t>(size));
-  double mine[7] = {inf, inf, inf, -inf, -inf, -inf, 0};
+  std::vector<double> box(8 * static_cast<std::size_t>(size));
+  double mine[8] = {inf, inf, inf, -inf, -inf, -inf, 0, inf};
   for (std::size_t i = 0; i < n; ++i) {
     for (int k = 0; k < 3; ++k) {
       mine[k] = std::min(mine[k], x[i][k]);
       mine[3 + k] = std::max(mine[3 + k], x[i][k]);
     }
     mine[6] = std::max(mine[6], reach_of(i));
+    if (reach_of(i) > 0) mine[7] = std::min(mine[7], reach_of(i));
   }
-  MPI_Allgather(mine, 7, MPI_DOUBLE, box.data(), 7, MPI_DOUBLE, comm);
-  double largest = 0;
-  for (int r = 0; r < size; ++r) largest = std::max(largest, box[7 * r + 6]);
+  MPI_Allgather(mine, 8, MPI_DOUBLE, box.data(), 8, MPI_DOUBLE, comm);
+  Levels levels{inf};
+  for (int r = 0; r < size; ++r) levels.base = std::min(levels.base, box[8 * r + 7]);
   std::vector<std::vector<std::int32_t>> send(static_cast<std::size_t>(size));
-  if (!(largest > 0)) return send;  // no item reaches beyond its own point
-
+  if (!(levels.base < inf)) return send;  // no item reaches beyond its own point
 
   // 2. The ranks whose boxes come near ours get the cells our items occupy near their box.
   const auto near_box = [&](int r, const double* lo, const double* hi, double within) {
-    const double* other = &box[7 * r];
+    const double* other = &box[8 * r];
     if (other[0] > other[3]) return false;  // rank r owns nothing
     const double d = within + other[6];
     for (int k = 0; k < 3; ++k)
@@ -220,38 +259,48 @@ std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<
   std::vector<int> near_ranks;
   for (int r = 0; r < size; ++r)
     if (r != rank && n > 0 && near_box(r, mine, mine + 3, mine[6])) near_ranks.push_back(r);
-  const double edge = ghost_cell_edge(largest);
   std::vector<std::vector<ReachCell>> my_cells(static_cast<std::size_t>(size));
-  Cell cells_lo{}, cells_hi{};  // the range of our items' cells
-  if (n > 0) {
-    cells_lo = cell_of(Eigen::Vector3d(mine[0], mine[1], mine[2]), edge);
-    cells_hi = cell_of(Eigen::Vector3d(mine[3], mine[4], mine[5]), edge);
-  }
   if (!near_ranks.empty())
-    for (const ReachCell& rc : occupied_cells(x, reach, edge)) {
+    for (const ReachCell& rc : occupied_cells(x, reach, levels)) {
       double lo[3], hi[3];
-      cell_box(rc.c, edge, lo, hi);
+      cell_box(rc.c, levels.edge(rc.level), lo, hi);
       for (int r : near_ranks)
         if (near_box(r, lo, hi, rc.reach)) my_cells[r].push_back(rc);
     }
   std::vector<int> cell_counts;
   const std::vector<ReachCell> their_cells = all_to_all(comm, my_cells, cell_counts);
 
-  // 3. Our items within reach of one of those cells.
+  // 3. Our items within reach of one of those cells, level by level (each rank's cells come sorted by level).
   std::size_t at = 0;
   for (int r = 0; r < size; ++r) {
-    const std::size_t begin = at;
-    at += static_cast<std::size_t>(cell_counts[r]);
-    if (begin == at) continue;
-    const CellSet theirs(std::span<const ReachCell>(their_cells).subspan(begin, at - begin), edge, cells_lo, cells_hi);
-    const double* lo = &box[7 * r];
-    for (std::size_t i = 0; i < n; ++i) {
-      const double ri = reach_of(i), to_box = ri + lo[6];
-      if (box_distance2(x[i], lo, lo + 3) <= to_box * to_box && theirs.within(x[i], ri))
-        send[r].push_back(static_cast<std::int32_t>(i));
+    const std::size_t end = at + static_cast<std::size_t>(cell_counts[r]);
+    const double* lo = &box[8 * r];
+    std::vector<char> taken(n, 0);
+    while (at < end) {
+      const int l = their_cells[at].level;
+      std::size_t stop = at;
+      while (stop < end && their_cells[stop].level == l) ++stop;
+      const double h = levels.edge(l);
+      double level_reach = 0;
+      for (std::size_t k = at; k < stop; ++k) level_reach = std::max(level_reach, their_cells[k].reach);
+      const auto margin = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((mine[6] + level_reach) / h)));
+      const CellSet theirs(std::span<const ReachCell>(their_cells).subspan(at, stop - at), h,
+                           cell_of(Eigen::Vector3d(mine[0], mine[1], mine[2]), h),
+                           cell_of(Eigen::Vector3d(mine[3], mine[4], mine[5]), h), margin);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (taken[i]) continue;
+        const double ri = reach_of(i), to_box = ri + lo[6];
+        if (box_distance2(x[i], lo, lo + 3) <= to_box * to_box && theirs.within(x[i], ri)) taken[i] = 1;
+      }
+      at = stop;
     }
+    for (std::size_t i = 0; i < n; ++i)
+      if (taken[i]) send[r].push_back(static_cast<std::int32_t>(i));
   }
   return send;
 }
+
+double ghost_cell_edge(double base, int level) { return Levels{base}.edge(level); }
+int ghost_level(double base, double reach) { return Levels{base}.level(reach); }
 
 }  // namespace percussion::parallel

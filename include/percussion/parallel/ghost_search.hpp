@@ -2,12 +2,14 @@
 // Which owned items every other rank needs as ghosts because they come within reach of its items.
 //
 // Each item has a reach ρ (for particles: radius plus half the skin); items i and j need each other when
-// |x_i − x_j| ≤ ρ_i + ρ_j. The search is conservative on a grid of cells of edge h = 2 max ρ (a hair more, so
-// rounding in floor(x / h) loses no cell): rank r tells the ranks near it which cells its items occupy and the
-// largest reach in each, and an owned item i goes to r when
+// |x_i − x_j| ≤ ρ_i + ρ_j. The search is conservative, on grids by reach: with b the smallest positive reach,
+// level L holds the items of reach in (b 2^(L−1), b 2^L] (level 0: up to b) on cells of edge h_L = 2 b 2^L (a hair
+// more, so rounding in floor(x / h) loses no cell). Rank r tells the ranks near it which cells of each level its
+// items occupy and the largest reach in each, and an owned item i goes to r when
 //     dist(x_i, box of r's items) ≤ ρ_i + ρ_max(r)   and   dist(x_i, cell C) ≤ ρ_i + ρ_C for some cell C of r.
-// Scattered fragments make a rank's bounding box span the whole body; the cells keep the ghosts near. With one
-// reach for all items this is the halo of one global cut-off 2ρ.
+// Scattered fragments make a rank's bounding box span the whole body; the cells keep the ghosts near, and the
+// levels keep a small item from being ghosted by cells sized for the largest. With one reach for all there is one
+// level: the halo of one global cut-off 2ρ on cells of that edge.
 #include <mpi.h>
 
 #include <Eigen/Core>
@@ -22,7 +24,9 @@ namespace percussion::parallel {
 std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<const Eigen::Vector3d> x,
                                                        std::span<const double> reach);
 
-// The grid edge that search uses for the largest reach over all ranks (exposed for tests that recompute it).
-double ghost_cell_edge(double largest_reach);
+// The grid of that search (exposed for tests that recompute it): the level of a reach and its cells' edge, for
+// base b the smallest positive reach over all ranks.
+int ghost_level(double base, double reach);
+double ghost_cell_edge(double base, int level);
 
 }  // namespace percussion::parallel
