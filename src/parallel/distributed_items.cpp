@@ -92,7 +92,8 @@ void DistributedItems::build_ghosts(std::span<const Eigen::Vector3d> positions, 
 
 std::vector<std::int32_t> DistributedItems::sent_slots() const {
   std::vector<std::int32_t> all;
-  for (int r = 0; r < forward_.ranks(); ++r) all.insert(all.end(), forward_.sent_to(r).begin(), forward_.sent_to(r).end());
+  for (int r = 0; r < forward_.ranks(); ++r)
+    all.insert(all.end(), forward_.sent_to(r).begin(), forward_.sent_to(r).end());
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   return all;

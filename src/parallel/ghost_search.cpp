@@ -47,11 +47,22 @@ void cell_box(const Cell& c, double h, double* lo, double* hi) {
 }
 
 // An occupied cell and the largest reach of the items in it: what a rank tells its neighbours.
+// Cells above level 0 carry their items' bounding box: a big item's cell is large next to the smallest items,
+// which would otherwise be ghosted for coming near an empty corner of it. (Level 0 keeps the whole cell: with one
+// reach for all, that is the halo as it always was.)
 struct ReachCell {
   int level;
   Cell c;
   double reach;
+  double lo[3], hi[3];  // the items' bounding box
 };
+
+// An occupied cell's box: the whole cell on level 0, its items' bounding box above.
+void occupied_box(const ReachCell& rc, double h, double* lo, double* hi) {
+  if (rc.level == 0) return cell_box(rc.c, h, lo, hi);
+  std::copy_n(rc.lo, 3, lo);
+  std::copy_n(rc.hi, 3, hi);
+}
 
 // The grid levels: level L holds the items of reach in (base 2^(L-1), base 2^L] (level 0: up to base), on a grid
 // of edge 2 base 2^L (a hair more, so rounding in floor(x / h) loses no cell). A small item is thus looked for in
@@ -74,15 +85,21 @@ std::vector<ReachCell> occupied_cells(std::span<const Eigen::Vector3d> points, s
   for (std::size_t i = 0; i < points.size(); ++i) {
     const double r = reach.size() == 1 ? reach[0] : reach[i];
     const int l = levels.level(r);
-    cells.push_back({l, cell_of(points[i], levels.edge(l)), r});
+    const Eigen::Vector3d& p = points[i];
+    cells.push_back({l, cell_of(p, levels.edge(l)), r, {p[0], p[1], p[2]}, {p[0], p[1], p[2]}});
   }
   const auto key = [](const ReachCell& a) { return std::tie(a.level, a.c); };
   std::sort(cells.begin(), cells.end(), [&](const ReachCell& a, const ReachCell& b) { return key(a) < key(b); });
   std::size_t n = 0;
   for (std::size_t k = 0; k < cells.size(); ++k) {
-    if (n > 0 && key(cells[n - 1]) == key(cells[k]))
-      cells[n - 1].reach = std::max(cells[n - 1].reach, cells[k].reach);
-    else
+    if (n > 0 && key(cells[n - 1]) == key(cells[k])) {
+      ReachCell& into = cells[n - 1];
+      into.reach = std::max(into.reach, cells[k].reach);
+      for (int d = 0; d < 3; ++d) {
+        into.lo[d] = std::min(into.lo[d], cells[k].lo[d]);
+        into.hi[d] = std::max(into.hi[d], cells[k].hi[d]);
+      }
+    } else
       cells[n++] = cells[k];
   }
   cells.resize(n);
@@ -103,6 +120,7 @@ class CellSet {
       uniform_reach_ = uniform_reach_ && rc.reach == uniform_;
       largest_ = std::max(largest_, rc.reach);
     }
+    detailed_ = !uniform_reach_ || (!cells.empty() && cells[0].level > 0);
     double count = 1;
     for (int k = 0; k < 3; ++k) {
       origin_[k] = lo[k] - margin;
@@ -111,12 +129,12 @@ class CellSet {
     }
     if (count <= kDenseCells) {
       bits_.assign((static_cast<std::size_t>(count) + 63) / 64, 0);
-      for (const ReachCell& rc : cells)
-        if (const std::int64_t i = dense_index(rc.c); i >= 0) {
+      for (std::size_t k = 0; k < cells.size(); ++k)
+        if (const std::int64_t i = dense_index(cells[k].c); i >= 0) {
           bits_[static_cast<std::size_t>(i) >> 6] |= std::uint64_t{1} << (i & 63);
-          if (!uniform_reach_) dense_reach_.push_back({i, rc.reach});
+          if (detailed_) dense_cell_.push_back({i, static_cast<std::int64_t>(k)});
         }
-      std::sort(dense_reach_.begin(), dense_reach_.end());
+      std::sort(dense_cell_.begin(), dense_cell_.end());
       return;
     }
     std::size_t size = 16;
@@ -125,12 +143,12 @@ class CellSet {
     mask_ = size - 1;
     shift_ = 64 - bits;
     slots_.assign(size, Cell{kEmpty, 0, 0});
-    slot_reach_.assign(size, 0.0);
-    for (const ReachCell& rc : cells) {
-      std::size_t i = slot(rc.c);
-      while (slots_[i][0] != kEmpty && !same(slots_[i], rc.c)) i = (i + 1) & mask_;
-      slots_[i] = rc.c;
-      slot_reach_[i] = rc.reach;
+    slot_cell_.assign(size, 0);
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      std::size_t i = slot(cells[k].c);
+      while (slots_[i][0] != kEmpty && !same(slots_[i], cells[k].c)) i = (i + 1) & mask_;
+      slots_[i] = cells[k].c;
+      slot_cell_[i] = static_cast<std::int64_t>(k);
     }
   }
 
@@ -150,7 +168,7 @@ class CellSet {
     };
     if (std::pow(2.0 * static_cast<double>(k) + 1, 3) > static_cast<double>(cells_.size())) {
       for (const ReachCell& rc : cells_) {
-        cell_box(rc.c, h_, lo, hi);
+        occupied_box(rc, h_, lo, hi);
         if (box_distance2(p, lo, hi) <= reach2(rc.reach)) return true;
       }
       return false;
@@ -160,10 +178,13 @@ class CellSet {
       for (std::int64_t dy = -k; dy <= k; ++dy)
         for (std::int64_t dx = -k; dx <= k; ++dx) {
           const Cell n{clamp_cell(c[0] + dx), clamp_cell(c[1] + dy), clamp_cell(c[2] + dz)};
-          double cell_reach = 0;
-          if (!contains(n, cell_reach)) continue;
-          cell_box(n, h_, lo, hi);
-          if (box_distance2(p, lo, hi) <= reach2(cell_reach)) return true;
+          const ReachCell* rc = nullptr;
+          if (!contains(n, rc)) continue;
+          if (rc)
+            occupied_box(*rc, h_, lo, hi);
+          else
+            cell_box(n, h_, lo, hi);
+          if (box_distance2(p, lo, hi) <= reach2(rc ? rc->reach : uniform_)) return true;
         }
     return false;
   }
@@ -190,17 +211,20 @@ class CellSet {
                             (static_cast<std::uint64_t>(c[2]) * 0x165667B19E3779F9ULL);
     return static_cast<std::size_t>((h * 0x9E3779B97F4A7C15ULL) >> shift_);
   }
-  bool contains(const Cell& c, double& reach) const {
+  // Whether c is in the set; rc gets its entry where the set is detailed (reaches differ or boxes are tight).
+  bool contains(const Cell& c, const ReachCell*& rc) const {
     if (!bits_.empty()) {
       const std::int64_t i = dense_index(c);
       if (i < 0 || !(bits_[static_cast<std::size_t>(i) >> 6] >> (i & 63) & 1)) return false;
-      if (!uniform_reach_)
-        reach = std::lower_bound(dense_reach_.begin(), dense_reach_.end(), std::pair<std::int64_t, double>{i, -1.0})->second;
+      if (detailed_)
+        rc = &cells_[static_cast<std::size_t>(
+            std::lower_bound(dense_cell_.begin(), dense_cell_.end(), std::pair<std::int64_t, std::int64_t>{i, -1})
+                ->second)];
       return true;
     }
     for (std::size_t i = slot(c);; i = (i + 1) & mask_) {
       if (same(slots_[i], c)) {
-        reach = slot_reach_[i];
+        if (detailed_) rc = &cells_[static_cast<std::size_t>(slot_cell_[i])];
         return true;
       }
       if (slots_[i][0] == kEmpty) return false;
@@ -209,14 +233,14 @@ class CellSet {
   double h_;
   std::span<const ReachCell> cells_;
   double uniform_ = 0, largest_ = 0;
-  bool uniform_reach_ = true;
+  bool uniform_reach_ = true, detailed_ = false;
   Cell origin_{}, extent_{};
   std::vector<std::uint64_t> bits_;
-  std::vector<std::pair<std::int64_t, double>> dense_reach_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> dense_cell_;  // (bit, index into cells_), when detailed
   std::size_t mask_ = 0;
   int shift_ = 60;
   std::vector<Cell> slots_;
-  std::vector<double> slot_reach_;
+  std::vector<std::int64_t> slot_cell_;
 };
 
 }  // namespace
@@ -263,7 +287,7 @@ std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<
   if (!near_ranks.empty())
     for (const ReachCell& rc : occupied_cells(x, reach, levels)) {
       double lo[3], hi[3];
-      cell_box(rc.c, levels.edge(rc.level), lo, hi);
+      occupied_box(rc, levels.edge(rc.level), lo, hi);
       for (int r : near_ranks)
         if (near_box(r, lo, hi, rc.reach)) my_cells[r].push_back(rc);
     }
@@ -283,7 +307,8 @@ std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<
       const double h = levels.edge(l);
       double level_reach = 0;
       for (std::size_t k = at; k < stop; ++k) level_reach = std::max(level_reach, their_cells[k].reach);
-      const auto margin = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((mine[6] + level_reach) / h)));
+      const auto margin =
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((mine[6] + level_reach) / h)));
       const CellSet theirs(std::span<const ReachCell>(their_cells).subspan(at, stop - at), h,
                            cell_of(Eigen::Vector3d(mine[0], mine[1], mine[2]), h),
                            cell_of(Eigen::Vector3d(mine[3], mine[4], mine[5]), h), margin);

@@ -32,7 +32,8 @@ void OrderedSum::set_up(std::span<const std::int32_t> target, std::span<const st
   incoming_.clear();
   for (std::size_t at = 0; at < in.size(); at += 2) {
     const std::int32_t s = items_.slot(in[at]);
-    if (s < 0 || static_cast<std::size_t>(s) >= owned) throw std::logic_error("ordered sum: entry for an item this rank does not own");
+    if (s < 0 || static_cast<std::size_t>(s) >= owned)
+      throw std::logic_error("ordered sum: entry for an item this rank does not own");
     entries.push_back({s, in[at + 1], static_cast<std::int32_t>(contributions_ + incoming_.size())});
     incoming_.push_back({s, in[at + 1]});
   }

@@ -125,16 +125,27 @@ bool ghost_by_reach(const std::vector<Item>& all, const std::vector<std::size_t>
   for (std::size_t i : theirs) {
     const int level = par::ghost_level(base, all[i].reach);
     const double h = par::ghost_cell_edge(base, level);
-    double clo[3], chi[3], cell_reach = 0;
+    // The cell's box on level 0, its items' bounding box above; the largest reach in it.
+    double clo[3], chi[3], ilo[3] = {1e300, 1e300, 1e300}, ihi[3] = {-1e300, -1e300, -1e300}, cell_reach = 0;
     for (int k = 0; k < 3; ++k) {
       clo[k] = cell(i, k) * h;
       chi[k] = (cell(i, k) + 1) * h;
     }
-    for (std::size_t m : theirs) {  // the largest reach in that cell of that level
+    for (std::size_t m : theirs) {
       bool same = par::ghost_level(base, all[m].reach) == level;
       for (int k = 0; k < 3 && same; ++k) same = cell(m, k) == cell(i, k);
-      if (same) cell_reach = std::max(cell_reach, all[m].reach);
+      if (!same) continue;
+      cell_reach = std::max(cell_reach, all[m].reach);
+      for (int k = 0; k < 3; ++k) {
+        ilo[k] = std::min(ilo[k], all[m].x[k]);
+        ihi[k] = std::max(ihi[k], all[m].x[k]);
+      }
     }
+    if (level > 0)
+      for (int k = 0; k < 3; ++k) {
+        clo[k] = ilo[k];
+        chi[k] = ihi[k];
+      }
     const double r = all[j].reach + cell_reach;
     if (box_distance2(all[j].x, clo, chi) <= r * r) return true;
   }
@@ -255,7 +266,8 @@ TEST(DistributedItems, GhostsAreTheBruteForceSetForDifferentReaches) {
   std::size_t needed = 0;
   for (std::size_t j = 0; j < all.size(); ++j) {
     if (all[j].owner == rank) continue;
-    if (requested.count(static_cast<std::int64_t>(j)) || ghost_by_reach(all, mine, j)) expected.insert(static_cast<std::int64_t>(j));
+    const auto id = static_cast<std::int64_t>(j);
+    if (requested.count(id) || ghost_by_reach(all, mine, j)) expected.insert(id);
     bool near = false;
     for (std::size_t i : mine) near = near || (all[j].x - all[i].x).norm() <= all[j].reach + all[i].reach;
     if (near) {
@@ -271,11 +283,10 @@ TEST(DistributedItems, GhostsAreTheBruteForceSetForDifferentReaches) {
     const double largest = 0.2;
     uniform.items.build_ghosts(std::span<const Vec3>(uniform.x.data(), uniform.items.owned()),
                                std::span<const double>(&largest, 1), requests);
-    const std::set<std::int64_t> wider(uniform.items.gids().begin() + static_cast<std::ptrdiff_t>(uniform.items.owned()),
-                                       uniform.items.gids().end());
+    const auto& ids = uniform.items.gids();
+    const std::set<std::int64_t> wider(ids.begin() + static_cast<std::ptrdiff_t>(uniform.items.owned()), ids.end());
     EXPECT_TRUE(std::includes(wider.begin(), wider.end(), ghosts.begin(), ghosts.end()));
-    EXPECT_LT(f.items.ghosts(), uniform.items.ghosts());
-    std::printf("TMP rank %d ghosts %zu needed %zu uniform %zu\n", rank, f.items.ghosts(), needed, uniform.items.ghosts());
+    EXPECT_LT(2 * f.items.ghosts(), uniform.items.ghosts());
   } else {
     EXPECT_EQ(f.items.ghosts(), 0u);
   }
@@ -321,7 +332,8 @@ TEST(DistributedItems, ForwardAndReverseExchangeExactValues) {
   }
   f.items.reverse_add(count, ids);
   // Which ranks hold which ghosts, gathered (test only).
-  std::vector<std::int64_t> mine_ghosts(f.items.gids().begin() + static_cast<std::ptrdiff_t>(owned), f.items.gids().end());
+  const auto& held = f.items.gids();
+  std::vector<std::int64_t> mine_ghosts(held.begin() + static_cast<std::ptrdiff_t>(owned), held.end());
   int n_mine = static_cast<int>(mine_ghosts.size());
   std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
   MPI_Allgather(&n_mine, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);

@@ -33,7 +33,8 @@ struct DistributedItems::Field final : FieldBase {
   void write(hid_t loc, std::span<const std::int64_t> rows, std::int64_t global_rows) const override {
     const std::size_t n = rows.size() * kWidth;
     if constexpr (std::is_floating_point_v<Scalar>) {
-      io::write_rows(loc, name, rows, global_rows, std::span<const double>(reinterpret_cast<const double*>(values.data()), n), kWidth);
+      const auto* s = reinterpret_cast<const double*>(values.data());
+      io::write_rows(loc, name, rows, global_rows, std::span<const double>(s, n), kWidth);
     } else {
       const auto* s = reinterpret_cast<const Scalar*>(values.data());
       const std::vector<std::int64_t> wide(s, s + n);
@@ -84,7 +85,9 @@ void DistributedItems::forward(std::vector<T>&... fields) {
   recvbuf_.resize(forward_.received() * bytes);
   forward_.run(
       messages_, kForwardTag, bytes,
-      [&](const std::vector<std::int32_t>& list, std::byte* out) { ((out = pack::put(list, fields.data(), out)), ...); },
+      [&](const std::vector<std::int32_t>& list, std::byte* out) {
+        ((out = pack::put(list, fields.data(), out)), ...);
+      },
       recvbuf_.data(), sendbuf_);
   const std::byte* in = recvbuf_.data();
   for (int r : forward_.neighbours()) {
@@ -100,7 +103,9 @@ void DistributedItems::reverse_add(std::vector<T>&... fields) {
   recvbuf_.resize(reverse_.received() * bytes);
   reverse_.run(
       messages_, kReverseTag, bytes,
-      [&](const std::vector<std::int32_t>& list, std::byte* out) { ((out = pack::put(list, fields.data(), out)), ...); },
+      [&](const std::vector<std::int32_t>& list, std::byte* out) {
+        ((out = pack::put(list, fields.data(), out)), ...);
+      },
       recvbuf_.data(), sendbuf_);
   const std::byte* in = recvbuf_.data();
   const auto add = [&](const std::vector<std::int32_t>& list, auto* data) {

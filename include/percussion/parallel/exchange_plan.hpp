@@ -21,7 +21,9 @@ class ExchangePlan {
 
   int ranks() const { return static_cast<int>(send_.size()); }
   const std::vector<std::int32_t>& sent_to(int r) const { return send_[static_cast<std::size_t>(r)]; }
-  std::size_t received_from(int r) const { return offset_[static_cast<std::size_t>(r) + 1] - offset_[static_cast<std::size_t>(r)]; }
+  std::size_t received_from(int r) const {
+    return offset_[static_cast<std::size_t>(r) + 1] - offset_[static_cast<std::size_t>(r)];
+  }
   std::size_t receive_offset(int r) const { return offset_[static_cast<std::size_t>(r)]; }
   std::size_t received() const { return offset_.empty() ? 0 : offset_.back(); }
   std::size_t sent() const { return sent_; }
@@ -45,7 +47,8 @@ void ExchangePlan::run(Messages& messages, int tag, std::size_t entry_bytes, Pac
                        std::vector<std::byte>& sendbuf) const {
   sendbuf.resize(sent_ * entry_bytes);
   for (int r : neighbours_)
-    if (const std::size_t n = received_from(r); n > 0) messages.receive(r, recv + receive_offset(r) * entry_bytes, n * entry_bytes, tag);
+    if (const std::size_t n = received_from(r); n > 0)
+      messages.receive(r, recv + receive_offset(r) * entry_bytes, n * entry_bytes, tag);
   std::byte* out = sendbuf.data();
   for (int r : neighbours_) {
     const auto& list = send_[static_cast<std::size_t>(r)];

@@ -16,9 +16,13 @@ class Messages {
   void receive(int rank, void* data, std::size_t bytes, int tag);
   void send(int rank, const void* data, std::size_t bytes, int tag);
   template <class T>
-  void receive(int rank, T* data, std::size_t count, int tag) { receive(rank, static_cast<void*>(data), count * sizeof(T), tag); }
+  void receive(int rank, T* data, std::size_t count, int tag) {
+    receive(rank, static_cast<void*>(data), count * sizeof(T), tag);
+  }
   template <class T>
-  void send(int rank, const T* data, std::size_t count, int tag) { send(rank, static_cast<const void*>(data), count * sizeof(T), tag); }
+  void send(int rank, const T* data, std::size_t count, int tag) {
+    send(rank, static_cast<const void*>(data), count * sizeof(T), tag);
+  }
   void wait_receives();
   void wait_sends();
   void wait() { wait_receives(); wait_sends(); }

@@ -11,7 +11,8 @@ std::vector<T> all_to_all(MPI_Comm comm, const std::vector<std::vector<T>>& out,
   std::vector<int> send_counts(size), sdispl(size + 1, 0), rdispl(size + 1, 0);
   std::vector<T> sendbuf;
   for (int r = 0; r < size; ++r) {
-    if (out[r].size() * sizeof(T) > static_cast<std::size_t>(INT_MAX)) throw std::length_error("all_to_all: message too large");
+    if (out[r].size() * sizeof(T) > static_cast<std::size_t>(INT_MAX))
+      throw std::length_error("all_to_all: message too large");
     send_counts[r] = static_cast<int>(out[r].size() * sizeof(T));
     sdispl[r + 1] = sdispl[r] + send_counts[r];
     sendbuf.insert(sendbuf.end(), out[r].begin(), out[r].end());
