@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "percussion/parallel/messages.hpp"
@@ -262,10 +264,15 @@ std::vector<std::vector<std::int32_t>> ghosts_by_reach(MPI_Comm comm, std::span<
       mine[k] = std::min(mine[k], x[i][k]);
       mine[3 + k] = std::max(mine[3 + k], x[i][k]);
     }
-    mine[6] = std::max(mine[6], reach_of(i));
-    if (reach_of(i) > 0) mine[7] = std::min(mine[7], reach_of(i));
+    const double r = reach_of(i);
+    mine[6] = std::isfinite(r) && r >= 0 ? std::max(mine[6], r) : inf;  // inf: every rank then throws
+    if (r > 0) mine[7] = std::min(mine[7], r);
   }
   MPI_Allgather(mine, 8, MPI_DOUBLE, box.data(), 8, MPI_DOUBLE, comm);
+  for (int r = 0; r < size; ++r)
+    if (!std::isfinite(box[8 * r + 6]))
+      throw std::invalid_argument("ghost search: rank " + std::to_string(r) +
+                                  " has an item whose reach is not a finite number >= 0");
   Levels levels{inf};
   for (int r = 0; r < size; ++r) levels.base = std::min(levels.base, box[8 * r + 7]);
   std::vector<std::vector<std::int32_t>> send(static_cast<std::size_t>(size));

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "percussion/io/h5file.hpp"
@@ -431,4 +432,15 @@ TEST(DistributedItems, CheckpointReadsBackOnAnotherPartition) {
     EXPECT_EQ(back.tag[k], int_value(id));
     EXPECT_EQ(back.wide[k], wide_value(id));
   }
+}
+
+// A reach that is not a finite number ≥ 0 on one rank makes every rank throw (none is left waiting).
+TEST(DistributedItems, BadReachThrowsOnEveryRank) {
+  DistributedItems items(MPI_COMM_WORLD);
+  const int rank = world_rank();
+  items.set_owned({rank});
+  const Vec3 x(rank, 0, 0);
+  const double reach = rank == world_size() - 1 ? -1.0 : 0.5;
+  EXPECT_THROW(items.build_ghosts(std::span<const Vec3>(&x, 1), std::span<const double>(&reach, 1)),
+               std::invalid_argument);
 }
