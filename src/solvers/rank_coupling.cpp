@@ -7,7 +7,7 @@
 
 namespace percussion::solvers {
 
-RankCoupling::RankCoupling(MPI_Comm comm) : comm_(comm) {
+RankCoupling::RankCoupling(MPI_Comm comm) : comm_(comm), messages_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
@@ -136,17 +136,11 @@ bool RankCoupling::set_up(Mat A, const Groups& groups) {
 }
 
 void RankCoupling::post_receives(std::vector<Neighbour>& from, Buffer buffer, int tag) const {
-  receives_.resize(from.size());
-  for (std::size_t i = 0; i < from.size(); ++i)
-    MPI_Irecv((from[i].*buffer).data(), static_cast<int>((from[i].*buffer).size()), MPI_DOUBLE, from[i].rank, tag,
-              comm_, &receives_[i]);
+  for (Neighbour& nb : from) messages_.receive(nb.rank, (nb.*buffer).data(), (nb.*buffer).size(), tag);
 }
 
 void RankCoupling::post_sends(std::vector<Neighbour>& to, Buffer buffer, int tag) const {
-  sends_.resize(to.size());
-  for (std::size_t i = 0; i < to.size(); ++i)
-    MPI_Isend((to[i].*buffer).data(), static_cast<int>((to[i].*buffer).size()), MPI_DOUBLE, to[i].rank, tag, comm_,
-              &sends_[i]);
+  for (const Neighbour& nb : to) messages_.send(nb.rank, (nb.*buffer).data(), (nb.*buffer).size(), tag);
 }
 
 void RankCoupling::start_backward() const { post_receives(up_, &Neighbour::receive, kBackwardTag); }
@@ -171,14 +165,8 @@ void RankCoupling::end_forward() const { wait_sends(); }
 
 void RankCoupling::start_forward_blocks() const { post_receives(down_, &Neighbour::block_receive, kBlocksTag); }
 
-void RankCoupling::wait_receives() const {
-  MPI_Waitall(static_cast<int>(receives_.size()), receives_.data(), MPI_STATUSES_IGNORE);
-  receives_.clear();
-}
+void RankCoupling::wait_receives() const { messages_.wait_receives(); }
 
-void RankCoupling::wait_sends() const {
-  MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
-  sends_.clear();
-}
+void RankCoupling::wait_sends() const { messages_.wait_sends(); }
 
 }  // namespace percussion::solvers

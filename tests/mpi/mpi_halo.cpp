@@ -1,6 +1,7 @@
-// The halo on 1, 2 and 3 ranks: every item within the cut-off of another rank's items becomes its ghost, items far
-// from all of them do not (even when scattered fragments make every rank's bounding box span the whole domain),
-// and forward() fills the ghost slots with the owners' values.
+// The halo of one cut-off for all items on 1, 2 and 3 ranks (DistributedItems with one reach, half the cut-off):
+// every item within the cut-off of another rank's items becomes its ghost, items far from all of them do not (even
+// when scattered fragments make every rank's bounding box span the whole domain), and forward() fills the ghost
+// slots with the owners' values.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -12,9 +13,9 @@
 #include <set>
 #include <vector>
 
-#include "percussion/parallel/halo.hpp"
+#include "percussion/parallel/distributed_items.hpp"
 
-using percussion::parallel::Halo;
+using percussion::parallel::DistributedItems;
 
 namespace {
 
@@ -53,10 +54,13 @@ void expect_ghosts_exactly_the_items_near_another_ranks_items(bool far_fragment)
       gid.push_back(static_cast<std::int64_t>(i));
     }
   const std::size_t n_owned = x.size();
-  Halo halo(MPI_COMM_WORLD);
-  halo.build(x, gid, cutoff, {});
-  const std::set<std::int64_t> ghosts(halo.ghost_gids().begin(), halo.ghost_gids().end());
-  ASSERT_EQ(ghosts.size(), halo.ghost_count()) << "a ghost arrived twice";
+  DistributedItems halo(MPI_COMM_WORLD);
+  halo.set_owned(gid);
+  const double reach = 0.5 * cutoff;
+  halo.build_ghosts(x, std::span<const double>(&reach, 1));
+  const std::vector<std::int64_t> ghost_gids(halo.gids().begin() + static_cast<std::ptrdiff_t>(n_owned), halo.gids().end());
+  const std::set<std::int64_t> ghosts(ghost_gids.begin(), ghost_gids.end());
+  ASSERT_EQ(ghosts.size(), halo.ghosts()) << "a ghost arrived twice";
 
   // Distance from each item to this rank's nearest owned item, by brute force.
   std::size_t needed = 0, within_reach = 0, boxed = 0;
@@ -83,22 +87,22 @@ void expect_ghosts_exactly_the_items_near_another_ranks_items(bool far_fragment)
     const Eigen::Vector3d outside = (lo - items[j].x).cwiseMax(items[j].x - hi).cwiseMax(0.0);
     if (n_owned > 0 && outside.norm() <= cutoff) ++boxed;  // what a bounding-box halo would ghost
   }
-  EXPECT_LE(needed, halo.ghost_count());
-  EXPECT_LE(halo.ghost_count(), within_reach);
+  EXPECT_LE(needed, halo.ghosts());
+  EXPECT_LE(halo.ghosts(), within_reach);
   if (size > 1) {
     EXPECT_GT(needed, 0u);
     // The spray puts every rank's box around the whole cube: a box halo would ghost nearly everything.
-    EXPECT_LT(3 * halo.ghost_count(), boxed) << "ghosts " << halo.ghost_count() << ", bounding-box halo " << boxed;
+    EXPECT_LT(3 * halo.ghosts(), boxed) << "ghosts " << halo.ghosts() << ", bounding-box halo " << boxed;
   } else {
-    EXPECT_EQ(halo.ghost_count(), 0u);
+    EXPECT_EQ(halo.ghosts(), 0u);
   }
 
   // forward() copies the owners' values into the ghost slots.
-  std::vector<double> field(n_owned + halo.ghost_count(), -1.0);
+  std::vector<double> field(n_owned + halo.ghosts(), -1.0);
   for (std::size_t i = 0; i < n_owned; ++i) field[i] = 0.5 * static_cast<double>(gid[i]) + 3;
-  halo.forward({{field.data(), 1}});
-  for (std::size_t k = 0; k < halo.ghost_count(); ++k)
-    EXPECT_EQ(field[n_owned + k], 0.5 * static_cast<double>(halo.ghost_gids()[k]) + 3);
+  halo.forward(field);
+  for (std::size_t k = 0; k < halo.ghosts(); ++k)
+    EXPECT_EQ(field[n_owned + k], 0.5 * static_cast<double>(ghost_gids[k]) + 3);
 }
 
 }  // namespace
@@ -119,10 +123,12 @@ TEST(Halo, RankWithoutItems) {
       x.emplace_back(0.01 * rank, 0.001 * k, 0);
       gid.push_back(2 * rank + k);
     }
-  Halo halo(MPI_COMM_WORLD);
-  halo.build(x, gid, 0.015, {});
+  DistributedItems halo(MPI_COMM_WORLD);
+  halo.set_owned(gid);
+  const double reach = 0.0075;
+  halo.build_ghosts(x, std::span<const double>(&reach, 1));
   std::size_t expected = 0;  // two items from each item-holding neighbour rank
   for (int r : {rank - 1, rank + 1})
     if (rank != 0 && r > 0 && r < size) expected += 2;
-  EXPECT_EQ(halo.ghost_count(), expected);
+  EXPECT_EQ(halo.ghosts(), expected);
 }

@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "percussion/parallel/messages.hpp"
+
 namespace percussion::solvers {
 
 class RankCoupling {
@@ -101,7 +103,7 @@ class RankCoupling {
   std::vector<PetscInt> row_, neighbour_, slot_;
   std::vector<double> block_;
   std::vector<PetscInt> pattern_;  // (row, global column) of each entry as last exchanged
-  mutable std::vector<MPI_Request> receives_, sends_;
+  mutable parallel::Messages messages_;
 };
 
 template <class Z>

@@ -113,25 +113,16 @@ void Domain::write_checkpoint(const std::string& path, long step, const StepCloc
 
   const std::size_t n = n_owned;
   const std::span<const std::int64_t> rows(gid.data(), n);
-  auto field = [n](const auto& a) { return flat(std::span(a.data(), n)); };
   {
     io::H5Group g = io::H5Group::create(root, "particles");
-    io::write_rows(g.id(), "position", rows, n_global, field(x), 3);
-    io::write_rows(g.id(), "quaternion", rows, n_global, field(q), 4);
-    io::write_rows(g.id(), "velocity", rows, n_global, field(v), 3);
-    io::write_rows(g.id(), "angular_velocity", rows, n_global, field(w), 3);
+    // position, quaternion, velocity, angular_velocity, radius, mass, material, constraint
+    items_.write_fields(g.id(), n_global);
     io::write_rows(g.id(), "force", rows, n_global, flat(force), 3);
     io::write_rows(g.id(), "torque", rows, n_global, flat(torque), 3);
     if (gradient_step > 0) {
       io::H5Handle dset(H5Dopen2(g.id(), "force", H5P_DEFAULT), H5Dclose);
       io::write_attribute(dset.id(), "step", gradient_step);
     }
-    io::write_rows(g.id(), "radius", rows, n_global, std::span<const double>(radius.data(), n), 1);
-    io::write_rows(g.id(), "mass", rows, n_global, std::span<const double>(mass.data(), n), 1);
-    std::vector<std::int64_t> mat(material.begin(), material.begin() + static_cast<std::ptrdiff_t>(n));
-    std::vector<std::int64_t> con(constraint.begin(), constraint.begin() + static_cast<std::ptrdiff_t>(n));
-    io::write_rows(g.id(), "material", rows, n_global, std::span<const std::int64_t>(mat), 1);
-    io::write_rows(g.id(), "constraint", rows, n_global, std::span<const std::int64_t>(con), 1);
     const std::vector<std::int64_t> owner(n, rank);
     io::write_rows(g.id(), "owner", rows, n_global, std::span<const std::int64_t>(owner), 1);
     io::write_rows(g.id(), "rebuild_position", rows, n_global, flat(std::span<const Eigen::Vector3d>(x_ref_)), 3);

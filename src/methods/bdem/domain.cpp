@@ -13,28 +13,23 @@
 #include "percussion/parallel/partition.hpp"
 
 namespace percussion::bdem {
-namespace {
-// Orders entries by bucket(e) in [0, buckets), and by `less` within a bucket; returns where each bucket starts.
-// A counting sort on the bucket and an insertion sort inside each (a particle has a dozen pairs), in place of
-// one comparison sort of every entry, which made the rebuild's sorts a visible share of a contact-rich run.
-template <class Entry, class Bucket, class Less>
-std::vector<std::int32_t> bucket_sort(std::vector<Entry>& entries, std::size_t buckets, Bucket bucket, Less less) {
-  std::vector<std::int32_t> start(buckets + 1, 0);
-  for (const Entry& e : entries) ++start[static_cast<std::size_t>(bucket(e)) + 1];
-  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-  std::vector<std::int32_t> fill(start.begin(), start.end() - 1);
-  std::vector<Entry> sorted(entries.size());
-  for (const Entry& e : entries) sorted[static_cast<std::size_t>(fill[static_cast<std::size_t>(bucket(e))]++)] = e;
-  for (std::size_t b = 0; b < buckets; ++b)
-    for (std::int32_t k = start[b] + 1; k < start[b + 1]; ++k)
-      for (std::int32_t j = k; j > start[b] && less(sorted[j], sorted[j - 1]); --j) std::swap(sorted[j], sorted[j - 1]);
-  entries.swap(sorted);
-  return start;
-}
-}  // namespace
+using parallel::bucket_sort;
 
 Domain::Domain(const BdemScene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers& timers)
-    : scene(s), comm(c), timers_(timers), halo_(c) {
+    : scene(s),
+      comm(c),
+      items_(c),
+      gid(items_.gids()),
+      x(items_.add_field<Eigen::Vector3d>("position")),
+      v(items_.add_field<Eigen::Vector3d>("velocity")),
+      w(items_.add_field<Eigen::Vector3d>("angular_velocity")),
+      q(items_.add_field<Eigen::Vector4d>("quaternion")),
+      radius(items_.add_field<double>("radius")),
+      mass(items_.add_field<double>("mass")),
+      material(items_.add_field<int>("material")),
+      constraint(items_.add_field<int>("constraint")),
+      timers_(timers),
+      sum_(items_) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   // Contact laws per material pair and per obstacle-material pair.
@@ -55,8 +50,7 @@ Domain::Domain(const BdemScene& s, MPI_Comm c, const GlobalModel& model, PhaseTi
   // The automatic skin: an implicit step moves a particle as far as tens of explicit steps do, so at the explicit
   // 0.3 r its lists would be rebuilt at nearly every step where fragments fly. 0.8 r stays below the HCP lattice's
   // second shell (2 sqrt2 r), so an intact body gains no candidate pair. Woven yarns are not that lattice: their
-  // crossings gain candidate pairs at 0.8 r, which cost more than the rebuilds saved, so a scene with them keeps
-  // 0.3 r.
+  // crossings gain pairs (the paper-size cloth's first 400 steps 18 % slower), so a scene with them keeps 0.3 r.
   const bool woven = std::any_of(scene.bodies.begin(), scene.bodies.end(), [](const Body& b) {
     return b.generator.shape == Generator::Shape::Woven;
   });
@@ -98,19 +92,22 @@ void Domain::take_my_part(const GlobalModel& g) {
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   const std::vector<int> part = model_owner_or_partition(g, edges);
 
-  for (std::int64_t i = 0; i < n_global; ++i) {
-    if (part[i] != rank) continue;
-    gid.push_back(i);
-    x.push_back(g.x[i]);
-    v.push_back(g.v[i]);
-    w.push_back(g.w[i]);
-    q.push_back(g.q[i]);
-    radius.push_back(g.radius[i]);
-    mass.push_back(g.mass[i]);
-    material.push_back(g.material[i]);
-    constraint.push_back(g.constraint[i]);
+  std::vector<std::int64_t> mine;
+  for (std::int64_t i = 0; i < n_global; ++i)
+    if (part[i] == rank) mine.push_back(i);
+  items_.set_owned(std::move(mine));
+  n_owned = items_.owned();
+  for (std::size_t k = 0; k < n_owned; ++k) {
+    const auto i = static_cast<std::size_t>(gid[k]);
+    x[k] = g.x[i];
+    v[k] = g.v[i];
+    w[k] = g.w[i];
+    q[k] = g.q[i];
+    radius[k] = g.radius[i];
+    mass[k] = g.mass[i];
+    material[k] = g.material[i];
+    constraint[k] = g.constraint[i];
   }
-  n_owned = gid.size();
   for (std::int64_t k = 0; k < g.bonds(); ++k) {
     const auto [a, b] = g.pair[k];
     if (part[a] != rank) continue;
@@ -149,36 +146,21 @@ bool Domain::needs_rebuild(long step) {
 
 void Domain::refresh_ghosts() {
   ScopedPhase timer(timers_, Phase::Halo);
-  halo_.forward({{flat(x), 3}, {flat(q), 4}, {flat(v), 3}, {flat(w), 3}});
+  items_.forward(x, q, v, w);
 }
 
 void Domain::rebuild() {
   ScopedPhase timer(timers_, Phase::Rebuild);
-  std::vector<parallel::Halo::Request> requests;
+  std::vector<parallel::DistributedItems::Request> requests;
   for (const auto& b : bonds)
     if (b.intact && b.b_owner != rank) requests.push_back({b.b, b.b_owner});
-  halo_.build(std::span(x.data(), n_owned), std::span(gid.data(), n_owned), cutoff, requests);
-
-  const std::size_t n = n_owned + halo_.ghost_count();
-  for (auto* a : {&x, &v, &w}) a->resize(n);
-  q.resize(n);
-  radius.resize(n);
-  mass.resize(n);
-  material.resize(n);
-  constraint.resize(n);
-  gid.resize(n_owned);
-  gid.insert(gid.end(), halo_.ghost_gids().begin(), halo_.ghost_gids().end());
-  halo_.forward({{flat(x), 3}, {flat(q), 4}, {flat(v), 3}, {flat(w), 3}, {radius.data(), 1}, {mass.data(), 1}});
-  halo_.forward(std::span<int>(material));
-  halo_.forward(std::span<int>(constraint));
-
-  slot_of_.clear();
-  slot_of_.reserve(2 * n);
-  for (std::size_t i = 0; i < n; ++i) slot_of_.emplace(gid[i], static_cast<std::int32_t>(i));
+  // One reach for all: the ghosts of the global cut-off 2 r_max + skin, whatever the radii.
+  const double reach = 0.5 * cutoff;
+  items_.build_ghosts(std::span<const Eigen::Vector3d>(x.data(), n_owned), std::span<const double>(&reach, 1),
+                      requests);
   for (auto& b : bonds) {
-    b.la = slot_of_.at(b.a);
-    auto it = slot_of_.find(b.b);
-    b.lb = it == slot_of_.end() ? -1 : it->second;
+    b.la = items_.slot(b.a);
+    b.lb = items_.slot(b.b);
     if (b.intact && b.lb < 0) throw std::logic_error("bond partner missing from the halo");
   }
   build_pairs();
@@ -189,26 +171,22 @@ void Domain::rebuild() {
 
 void Domain::send_to_owners(std::span<const double> per_entry, int width, std::vector<double>& received) {
   ScopedPhase timer(timers_, Phase::Halo);
-  halo_.reverse(per_entry, width, received);
+  sum_.send_to_owners(per_entry, width, received);
 }
 
 void Domain::forward(std::vector<double>& field) {
   ScopedPhase timer(timers_, Phase::Halo);
-  field.resize(x.size());
-  halo_.forward({{field.data(), 1}});
+  items_.forward(field);
 }
 
 void Domain::forward(std::vector<Eigen::Vector3d>& p) {
   ScopedPhase timer(timers_, Phase::Halo);
-  p.resize(x.size());
-  halo_.forward({{flat(p), 3}});
+  items_.forward(p);
 }
 
 void Domain::forward(std::vector<Eigen::Vector3d>& p, std::vector<Eigen::Vector4d>& q) {
   ScopedPhase timer(timers_, Phase::Halo);
-  p.resize(x.size());
-  q.resize(x.size());
-  halo_.forward({{flat(p), 3}, {flat(q), 4}});
+  items_.forward(p, q);
 }
 
 void Domain::build_pairs() {
@@ -246,66 +224,43 @@ void Domain::unlink_broken_bonds() {
 }
 
 void Domain::build_routing() {
-  struct Entry { std::int32_t owned; std::int64_t partner; std::int32_t slot; };
-  std::vector<Entry> entries;
+  // Contribution 2k of pair k is to its particle a, 2k + 1 to b, each keyed by the other's id.
   partners_owned_.assign(n_owned, 0);
   partners_other_.assign(n_owned, 0);
-  std::vector<std::int32_t> ghost_index;
-  std::vector<std::int64_t> tag;
-  reverse_slot_.clear();
-  const auto np = static_cast<std::int32_t>(pairs.size());
-  for (std::int32_t k = 0; k < np; ++k) {
+  const std::size_t np = pairs.size();
+  std::vector<std::int32_t> target(2 * np);
+  std::vector<std::int64_t> key(2 * np);
+  for (std::size_t k = 0; k < np; ++k) {
     const Pair& p = pairs[k];
-    entries.push_back({p.a, gid[p.b], 2 * k});
+    target[2 * k] = p.a;
+    key[2 * k] = gid[p.b];
+    target[2 * k + 1] = p.b;
+    key[2 * k + 1] = gid[p.a];
     if (static_cast<std::size_t>(p.b) < n_owned) {
-      entries.push_back({p.b, gid[p.a], 2 * k + 1});
       ++partners_owned_[p.a];
       ++partners_owned_[p.b];
     } else {
       ++partners_other_[p.a];
-      ghost_index.push_back(p.b - static_cast<std::int32_t>(n_owned));
-      tag.push_back(gid[p.a]);
-      reverse_slot_.push_back(2 * k + 1);
     }
   }
-  halo_.set_reverse(ghost_index, tag);
-  const auto& targets = halo_.reverse_targets();
-  for (std::size_t r = 0; r < targets.size(); ++r) {
-    entries.push_back({targets[r].owned, targets[r].tag, 2 * np + static_cast<std::int32_t>(r)});
-    ++partners_other_[targets[r].owned];
-  }
-  sum_start_ = bucket_sort(entries, n_owned, [](const Entry& e) { return e.owned; },
-                           [](const Entry& l, const Entry& r) { return l.partner < r.partner; });
-  sum_slot_.resize(entries.size());
-  for (std::size_t e = 0; e < entries.size(); ++e) sum_slot_[e] = entries[e].slot;
-  contrib_.assign(12 * pairs.size(), 0.0);
-  reverse_send_.assign(6 * reverse_slot_.size(), 0.0);
+  sum_.set_up(target, key);
+  for (const auto& in : sum_.incoming()) ++partners_other_[in.owned];
+  contrib_.assign(12 * np, 0.0);
 }
 
 void Domain::sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vector3d>& t,
                        const std::vector<std::int32_t>* only) {
   {
     ScopedPhase timer(timers_, Phase::Halo);
-    for (std::size_t e = 0; e < reverse_slot_.size(); ++e)
-      std::copy_n(&contrib_[6 * static_cast<std::size_t>(reverse_slot_[e])], 6, &reverse_send_[6 * e]);
-    halo_.reverse(reverse_send_, 6, received_);
+    sum_.exchange<6>(contrib_);
   }
   ScopedPhase timer(timers_, Phase::Pairs);
   f.resize(n_owned);
   t.resize(n_owned);
-  const std::size_t local_slots = 2 * pairs.size(), n_sum = only ? only->size() : n_owned;
-  for (std::size_t k = 0; k < n_sum; ++k) {
-    const std::size_t i = only ? static_cast<std::size_t>((*only)[k]) : k;
-    Eigen::Vector3d fi = Eigen::Vector3d::Zero(), ti = Eigen::Vector3d::Zero();
-    for (std::int32_t e = sum_start_[i]; e < sum_start_[i + 1]; ++e) {
-      const auto s = static_cast<std::size_t>(sum_slot_[e]);
-      const double* c = s < local_slots ? &contrib_[6 * s] : &received_[6 * (s - local_slots)];
-      fi += Eigen::Vector3d(c[0], c[1], c[2]);
-      ti += Eigen::Vector3d(c[3], c[4], c[5]);
-    }
-    f[i] = fi;
-    t[i] = ti;
-  }
+  sum_.total<6>(contrib_, only, [&](std::size_t i, const double* c) {
+    f[i] = Eigen::Vector3d(c[0], c[1], c[2]);
+    t[i] = Eigen::Vector3d(c[3], c[4], c[5]);
+  });
 }
 
 Observables Domain::observables(double interaction_energy, long contacts) const {

@@ -20,7 +20,8 @@
 #include "percussion/core/timer.hpp"
 #include "percussion/geometry/cell_list.hpp"
 #include "percussion/methods/bdem/model.hpp"
-#include "percussion/parallel/halo.hpp"
+#include "percussion/parallel/distributed_items.hpp"
+#include "percussion/parallel/ordered_sum.hpp"
 #include "percussion/physics/bond_rest.hpp"
 #include "percussion/physics/contact.hpp"
 
@@ -63,7 +64,7 @@ class Domain {
   void unlink_broken_bonds();
   void refresh_ghosts();    // collective: ghost x, q, v, w from their owners
   // The owned slots other ranks hold as ghosts (refresh_ghosts sends them), ascending; fixed between rebuilds.
-  std::vector<std::int32_t> sent_slots() const { return halo_.sent_slots(); }
+  std::vector<std::int32_t> sent_slots() const { return items_.sent_slots(); }
 
   // Collective. contrib holds 12 values per pair (force, torque on a; force, torque on b); sums them per owned
   // particle in partner-id order into f and t.
@@ -78,8 +79,8 @@ class Domain {
   // incoming_slot(e). (Used for Hessian rows of ghosts: PETSc's own off-process assembly adds in message-arrival
   // order, which would make results differ between identical runs.)
   void send_to_owners(std::span<const double> per_entry, int width, std::vector<double>& received);
-  std::size_t outgoing_entries() const { return reverse_slot_.size(); }
-  std::int32_t incoming_slot(std::size_t e) const { return halo_.reverse_targets()[e].owned; }
+  std::size_t outgoing_entries() const { return sum_.outgoing(); }
+  std::int32_t incoming_slot(std::size_t e) const { return sum_.incoming()[e].owned; }
 
   // Collective: ghost slots of a per-particle field (owned values filled in) receive their owners' values.
   void forward(std::vector<double>& field);
@@ -119,13 +120,20 @@ class Domain {
   std::int64_t n_global = 0, bonds_global = 0;
   std::size_t n_owned = 0;
 
-  // Structure of arrays over owned particles, then ghosts.
-  std::vector<std::int64_t> gid;
-  std::vector<Eigen::Vector3d> x, v, w;
-  std::vector<Eigen::Vector4d> q;
-  std::vector<double> radius, mass;
-  std::vector<int> material;
-  std::vector<int> constraint;  // boundary condition index or -1
+ private:
+  parallel::DistributedItems items_;  // holds the fields below (declared before them: initialised first)
+
+ public:
+  // Fields of the items container (checkpoint names in quotes): owned particles, then ghosts.
+  const std::vector<std::int64_t>& gid;
+  std::vector<Eigen::Vector3d>& x;  // "position"
+  std::vector<Eigen::Vector3d>& v;  // "velocity"
+  std::vector<Eigen::Vector3d>& w;  // "angular_velocity"
+  std::vector<Eigen::Vector4d>& q;  // "quaternion"
+  std::vector<double>& radius;      // "radius"
+  std::vector<double>& mass;        // "mass"
+  std::vector<int>& material;       // "material"
+  std::vector<int>& constraint;     // "constraint": boundary condition index or -1
 
   std::vector<Bond> bonds;
   std::vector<Pair> pairs;
@@ -139,13 +147,10 @@ class Domain {
   void build_routing();
 
   PhaseTimers& timers_;
-  parallel::Halo halo_;
-  std::unordered_map<std::int64_t, std::int32_t> slot_of_;
+  parallel::OrderedSum sum_;  // of the pairs' contributions: 2 per pair, to a and to b
   geometry::CellList cells_;
   std::vector<Eigen::Vector3d> x_ref_;              // owned positions at the last rebuild
-  std::vector<double> contrib_, received_, reverse_send_;
-  std::vector<std::int32_t> reverse_slot_;         // slot sent for each reverse entry
-  std::vector<std::int32_t> sum_start_, sum_slot_;  // per owned particle, slots in partner-id order
+  std::vector<double> contrib_;
   std::vector<int> partners_owned_, partners_other_;
   long rebuilds_ = 0;
   int n_materials_ = 0;
