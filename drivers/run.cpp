@@ -178,7 +178,9 @@ int run(const RunArgs& args, int argc, char** argv) {
     o << "percussion: " << scene.path << " (" << scene.method;
     if (!method->variant().empty()) o << ", " << method->variant();
     o << ") on " << size << (size == 1 ? " rank" : " ranks") << "\n  ";
-    for (const auto& [name, count] : sizes) o << (name == sizes.begin()->first ? "" : ", ") << count << " " << name;
+    o << sizes.at(unit) << " " << unit;  // what the throughput counts first, then the rest
+    for (const auto& [name, count] : sizes)
+      if (name != unit) o << ", " << count << " " << name;
     if (method->time_step() > 0) o << ", time step " << method->time_step() << " s";
     o << ", t = " << start_time << " -> " << scene.time.end << " s";
     if (args.steps) o << " (at most to step " << *args.steps << ")";

@@ -54,7 +54,7 @@ imp="$SCRATCH/implicit.json"
 expect_exit 0 "$PERCUSSION" run "$imp" --out "$SCRATCH/implicit" --overwrite --steps 2
 expect_exit 0 "$PERCUSSION" run "$SCRATCH/explicit.json" --restart "$SCRATCH/implicit" --out "$SCRATCH/implicit"
 expect_output "ckpt_0000000002.h5: written by the implicit integrator at a step of"
-expect_output "steps 2 -> 109 (end 109)"
+expect_output "restarted from $SCRATCH/implicit/checkpoints/ckpt_0000000002.h5 at step 2"
 expect_output "stopped at step 109, t = 0.0100266 s (end time)"
 
 echo "restart: bit-identical on 2 ranks, equal on 3 and from 1 to 2; 1/2/3 ranks agree; so does an implicit BDF2 run; an explicit run continues an implicit checkpoint at its own step"

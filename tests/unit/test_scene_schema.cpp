@@ -27,7 +27,7 @@ const char* kBase = R"({"method": "bdem",
 // The message validate_scene gives for `text`, or "" when it passes.
 std::string scene_error(const std::string& text) {
   try {
-    validate_scene(bdem::parse_scene_text(text, "s.json"));
+    validate_scene(percussion::parse_scene_text(text, "s.json"));
   } catch (const InputError& e) {
     return e.what();
   }
@@ -45,7 +45,7 @@ std::string schema_error(const nlohmann::json& doc) {
 }
 
 TEST(SceneSchema, CommonSectionsParseForAnyMethodName) {
-  const percussion::Scene s = bdem::parse_scene_text(
+  const percussion::Scene s = percussion::parse_scene_text(
       R"({"method": "later", "time": {"end": 2, "step": 0.1}, "output": {"frame_interval": 0.5},
           "checkpoint": {"every_time": 0.25, "keep": 2}, "anything": 1})", "later.json");
   EXPECT_EQ(s.method, "later");
@@ -81,7 +81,7 @@ TEST(SceneSchema, EveryShippedSceneMeetsItsSchema) {
   int scenes = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir() / "inputs")) {
     if (entry.path().extension() != ".json") continue;
-    const percussion::Scene s = bdem::parse_scene_file(entry.path().string());
+    const percussion::Scene s = percussion::parse_scene_file(entry.path().string());
     EXPECT_NO_THROW(validate_scene(s)) << entry.path();
     ++scenes;
   }
