@@ -220,20 +220,6 @@ void TrajectoryWriter::write_frame(long step, double time, std::span<const Obser
   on_rank0(comm_, [&] { append_xdmf(); });
 }
 
-void TrajectoryWriter::write_frame(const FrameObservables& o, const FrameFields& fields) {
-  ObservableSet set;
-  set.set("kinetic", o.kinetic);
-  set.set("potential", o.potential);
-  set.set("total", o.total);
-  set.set("momentum", o.momentum);
-  set.set("angular_momentum", o.angular_momentum);
-  set.set_count("bonds_broken", o.bonds_broken);
-  set.set_count("contacts", o.contacts);
-  FrameContent content;
-  content.particles = &fields;
-  write_frame(o.step, o.time, set, content);
-}
-
 void TrajectoryWriter::append_effort(hid_t observables) {
   if (!pending_effort_) return;
   pending_effort_ = false;

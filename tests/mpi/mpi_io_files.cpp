@@ -87,7 +87,7 @@ TEST(Inspect, InfoDescribesTrajectoriesAndCheckpoints) {
   const std::int64_t n = 100;
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "out", n);
-    for (int k = 0; k < 5; ++k) writer.write_frame(make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
+    for (int k = 0; k < 5; ++k) write_fixed(writer, make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
   }
   {
     H5File file = H5File::create(MPI_COMM_WORLD, tmp / "ckpt.h5");
@@ -145,8 +145,8 @@ TEST(Inspect, CompareLastFramesMeasuresTheExactPerturbation) {
     }
   for (const char* name : {"a", "b", "c"}) {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / name, n);
-    writer.write_frame(make_observables(3, 0), make_frame(n, 0).fields());
-    writer.write_frame(make_observables(8, 1), (std::string(name) == "c" ? perturbed : base).fields());
+    write_fixed(writer, make_observables(3, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(8, 1), (std::string(name) == "c" ? perturbed : base).fields());
   }
   MPI_Allreduce(MPI_IN_PLACE, &dropped_bonds, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   ASSERT_EQ(dropped_bonds, 1);

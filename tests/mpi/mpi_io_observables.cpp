@@ -185,8 +185,8 @@ TEST(NamedObservables, TheFixedObservablesKeepTheirNamesAndInfoPrintsThemAll) {
   TempDir tmp;
   {
     TrajectoryWriter w(MPI_COMM_WORLD, tmp / "fixed", kParticles);
-    w.write_frame(make_observables(0, 0), make_frame(kParticles, 0).fields());
-    w.write_frame(make_observables(4, 1), make_frame(kParticles, 1).fields());
+    write_fixed(w, make_observables(0, 0), make_frame(kParticles, 0).fields());
+    write_fixed(w, make_observables(4, 1), make_frame(kParticles, 1).fields());
   }
   {
     TrajectoryWriter w(MPI_COMM_WORLD, tmp / "named", kParticles);

@@ -25,9 +25,9 @@ TEST(Trajectory, TwoFramesWithInterleavedOwnershipReadBack) {
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "out", n);
     EXPECT_EQ(writer.frames(), 0);
-    writer.write_frame(make_observables(0, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(0, 0), make_frame(n, 0).fields());
     SyntheticFrame f1 = make_frame(n, 1);
-    writer.write_frame(make_observables(25, 1), f1.fields());
+    write_fixed(writer, make_observables(25, 1), f1.fields());
     EXPECT_EQ(writer.frames(), 2);
   }
   H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "out/trajectory.h5");
@@ -58,13 +58,13 @@ TEST(Trajectory, EffortRowsFollowTheFramesTheyAreSetFor) {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "counted", n);
     for (int k = 0; k < 3; ++k) {
       writer.set_effort({rank_wall * k, 3L * k, 10L * k});
-      writer.write_frame(make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
+      write_fixed(writer, make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
     }
   }
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "counted", n, /*resume_step=*/15);
     writer.set_effort({7.0, 4, 40});
-    writer.write_frame(make_observables(20, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(20, 0), make_frame(n, 0).fields());
   }
   {
     H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "counted/trajectory.h5");
@@ -75,10 +75,10 @@ TEST(Trajectory, EffortRowsFollowTheFramesTheyAreSetFor) {
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "uncounted", n);
     writer.set_effort({1.0, -1, -1});  // a method without Newton iterations
-    writer.write_frame(make_observables(0, 0), make_frame(n, 0).fields());
-    writer.write_frame(make_observables(10, 1), make_frame(n, 1).fields());  // no effort set: no row
+    write_fixed(writer, make_observables(0, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(10, 1), make_frame(n, 1).fields());  // no effort set: no row
     writer.set_effort({2.0, 5, 6});
-    writer.write_frame(make_observables(20, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(20, 0), make_frame(n, 0).fields());
   }
   H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "uncounted/trajectory.h5");
   EXPECT_EQ(read_all_int(file.id(), "observables/step"), (std::vector<std::int64_t>{0, 10, 20}));
@@ -91,12 +91,12 @@ TEST(Trajectory, ResumeDropsLaterFramesAndContinues) {
   const std::int64_t n = 30;
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "out", n);
-    for (int k = 0; k < 4; ++k) writer.write_frame(make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
+    for (int k = 0; k < 4; ++k) write_fixed(writer, make_observables(10 * k, k % 2), make_frame(n, k % 2).fields());
   }
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "out", n, /*resume_step=*/15);
     EXPECT_EQ(writer.frames(), 2);
-    writer.write_frame(make_observables(17, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(17, 0), make_frame(n, 0).fields());
     EXPECT_EQ(writer.frames(), 3);
   }
   H5File file = H5File::open_read(MPI_COMM_WORLD, tmp / "out/trajectory.h5");
@@ -142,11 +142,11 @@ TEST(Trajectory, XdmfIsWellFormedAndNamesTheRightCounts) {
   std::vector<std::int64_t> bonds_per_frame;
   {
     TrajectoryWriter writer(MPI_COMM_WORLD, tmp / "out", n);
-    writer.write_frame(make_observables(0, 0), make_frame(n, 0).fields());
-    writer.write_frame(make_observables(5, 1), make_frame(n, 1).fields());
+    write_fixed(writer, make_observables(0, 0), make_frame(n, 0).fields());
+    write_fixed(writer, make_observables(5, 1), make_frame(n, 1).fields());
     SyntheticFrame broken = make_frame(n, 1);
     broken.bonds.clear();  // all bonds broken: no bonds grid
-    writer.write_frame(make_observables(9, 1), broken.fields());
+    write_fixed(writer, make_observables(9, 1), broken.fields());
   }
   bonds_per_frame = {static_cast<std::int64_t>(expected_bonds(n, 0).size()),
                      static_cast<std::int64_t>(expected_bonds(n, 1).size()), 0};

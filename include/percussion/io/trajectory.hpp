@@ -41,20 +41,6 @@
 
 namespace percussion::io {
 
-// The fixed observables of the particle methods; write_frame(FrameObservables, ...) stores them under the names
-// kinetic, potential, total, momentum, angular_momentum, bonds_broken and contacts (the last two as counts).
-struct FrameObservables {
-  long step = 0;
-  double time = 0.0;
-  double kinetic = 0.0;
-  double potential = 0.0;
-  double total = 0.0;
-  std::array<double, 3> momentum{};
-  std::array<double, 3> angular_momentum{};
-  long bonds_broken = 0;
-  long contacts = 0;
-};
-
 // What a frame cost since the previous one of the same run (for the first frame of a run or of a restart: since its
 // time loop started: about 0 for a run's initial frame). Not state: a restarted trajectory's effort rows differ from an
 // uninterrupted one's in wall_seconds, and in the counts for a restart between frames.
@@ -144,8 +130,6 @@ class TrajectoryWriter {
   void write_frame(long step, double time, const ObservableSet& observables, const FrameContent& content) {
     write_frame(step, time, std::span<const Observable>(observables.values()), content);
   }
-  // The particle methods' fixed observables (see FrameObservables).
-  void write_frame(const FrameObservables& observables, const FrameFields& fields);
 
   // The effort rows the next write_frame appends (rank 0's are written). Without a call before a frame, that frame
   // gets none, and neither does any frame of a trajectory continued from a file that lacks them (rows stay in step

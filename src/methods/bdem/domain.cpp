@@ -294,7 +294,7 @@ Observables Domain::observables(double interaction_energy, long contacts) const 
   return o;
 }
 
-void Domain::write_frame(io::TrajectoryWriter& writer, long step, double time, const Observables& o) const {
+void Domain::write_frame(io::TrajectoryWriter& writer, long step, double time, const ObservableSet& o) const {
   ScopedPhase timer(timers_, Phase::Output);
   std::vector<std::int64_t> intact;
   for (const auto& b : bonds)
@@ -307,9 +307,9 @@ void Domain::write_frame(io::TrajectoryWriter& writer, long step, double time, c
                          flat(std::span<const Eigen::Vector3d>(w.data(), n)),
                          std::span<const double>(radius.data(), n),
                          intact};
-  io::FrameObservables fo{step, time, o.kinetic, o.potential, o.total, o.momentum, o.angular_momentum,
-                          o.bonds_broken, o.contacts};
-  writer.write_frame(fo, fields);
+  io::FrameContent content;
+  content.particles = &fields;
+  writer.write_frame(step, time, o, content);
 }
 
 }  // namespace percussion::bdem

@@ -35,7 +35,7 @@ class BdemMethod : public Method {
   std::int64_t local_items() const override { return static_cast<std::int64_t>(d_.n_owned); }
   std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(d_.x.size() - d_.n_owned); }
   ObservableSet observables() override { return named(totals()); }
-  void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), totals()); }
+  void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
   PhaseTimers& timers() override { return timers_; }
   std::map<std::string, double> counters() const override {
     return {{"pair_rebuilds", static_cast<double>(d_.rebuilds())}};
