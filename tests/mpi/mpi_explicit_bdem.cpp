@@ -78,7 +78,7 @@ TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
   shake(g, 0.02);
   ExplicitBdem m(scene, MPI_COMM_WORLD, g);
   ASSERT_GT(m.global_particles(), 100);
-  const Observables o0 = m.totals();
+  const bdem::Totals o0 = m.totals();
   constexpr int kSteps = 10000, kWindow = 1000;
   double first = 0, last = 0, p_scale = 0;
   for (const auto& v : m.owned_velocities()) p_scale += v.norm();
@@ -88,7 +88,7 @@ TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
     if (s < kWindow) first += m.totals().total / kWindow;
     if (s >= kSteps - kWindow) last += m.totals().total / kWindow;
   }
-  const Observables o1 = m.totals();
+  const bdem::Totals o1 = m.totals();
   EXPECT_EQ(o1.bonds_broken, 0);
   EXPECT_GT(o0.kinetic, 0);
   const double drift = std::abs(last - first) / std::abs(first);

@@ -24,11 +24,11 @@ TEST(ImplicitBdem, FreeBlockLosesEnergyMonotonicallyAndKeepsMomentum) {
   bdem::GlobalModel g = bdem::model_from_scene(scene);
   shake(g, 0.05);
   ImplicitBdem m(scene, MPI_COMM_WORLD, g);
-  Observables before = m.totals();
-  const Observables first = before;
+  bdem::Totals before = m.totals();
+  const bdem::Totals first = before;
   for (int s = 0; s < 30; ++s) {
     m.advance();
-    const Observables now = m.totals();
+    const bdem::Totals now = m.totals();
     EXPECT_LE(now.total, before.total * (1 + 1e-10)) << "step " << s;
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << "step " << s;
     before = now;

@@ -45,7 +45,7 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
     bdem::GlobalModel g = bdem::model_from_scene(scene);
     shake(g, 0.05);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
-    const Observables start = m.totals();
+    const bdem::Totals start = m.totals();
     auto x0 = positions(MPI_COMM_WORLD, m);
     auto q0 = gather<4>(MPI_COMM_WORLD, m.owned_ids(), m.owned_quaternions(), m.global_particles());
     double first = 0, energy = 0;
@@ -60,7 +60,7 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
     }
     r.loss = 1 - energy / first;
     EXPECT_GT(first, 0.01 * start.total) << form;  // the block still moves
-    const Observables last = m.totals();
+    const bdem::Totals last = m.totals();
     EXPECT_LE(max_unit_error(MPI_COMM_WORLD, m), 1e-12) << form;
     double p_scale = 0;
     for (int d = 0; d < 3; ++d) p_scale = std::max(p_scale, std::abs(start.momentum[d]));
@@ -84,7 +84,7 @@ TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
   for (Material& m : scene.materials) m.friction = 0;
   for (Obstacle& o : scene.obstacles) o.friction = 0;
   scene.time.end = 0.0065;
-  const Observables start = ImplicitBdem(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene)).totals();
+  const bdem::Totals start = ImplicitBdem(scene, MPI_COMM_WORLD, bdem::model_from_scene(scene)).totals();
   const Outcome o = run(scene);
   ASSERT_GT(o.final.bonds_broken, 300);  // fragments
   EXPECT_LT(o.final.total, start.total);

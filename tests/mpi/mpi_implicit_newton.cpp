@@ -200,7 +200,7 @@ TEST(ImplicitBdem, PredictedContactNormalsKeepThePhysics) {
   explicit_scene.integrator = "explicit";
   bdem::ExplicitBdem reference(explicit_scene, MPI_COMM_WORLD, bdem::model_from_scene(explicit_scene));
   while (reference.time() < a.time - 1e-12) reference.advance();
-  const Observables expected = reference.totals();
+  const bdem::Totals expected = reference.totals();
 
   EXPECT_GT(a.counters.at("contact_normal_updates"), 0);
   EXPECT_EQ(b.counters.at("contact_normal_updates"), 0);

@@ -87,7 +87,7 @@ struct Outcome {
   std::vector<double> x;
   std::vector<std::int64_t> broken;
   std::map<std::string, double> counters;
-  Observables final;
+  bdem::Totals final;
   double time = 0;
 };
 

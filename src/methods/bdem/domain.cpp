@@ -263,7 +263,7 @@ void Domain::sum_pairs(std::vector<Eigen::Vector3d>& f, std::vector<Eigen::Vecto
   });
 }
 
-Observables Domain::observables(double interaction_energy, long contacts) const {
+Totals Domain::totals(double interaction_energy, long contacts) const {
   // [kinetic, potential, momentum(3), angular momentum(3), bonds broken, contacts]
   double local[10] = {};
   for (std::size_t i = 0; i < n_owned; ++i) {
@@ -281,7 +281,7 @@ Observables Domain::observables(double interaction_energy, long contacts) const 
   local[9] = static_cast<double>(contacts);
   double global[10];
   MPI_Allreduce(local, global, 10, MPI_DOUBLE, MPI_SUM, comm);
-  Observables o;
+  Totals o;
   o.kinetic = global[0];
   o.potential = global[1];
   o.total = global[0] + global[1];

@@ -452,7 +452,7 @@ void ImplicitBdem::keep_bdf2_history(double h) {
   bdf2_history_step_ = h;
 }
 
-Observables ImplicitBdem::totals() {
+Totals ImplicitBdem::totals() {
   double energy = 0;
   long contacts = 0;
   for (const Pair& p : d_.pairs) {
@@ -471,7 +471,7 @@ Observables ImplicitBdem::totals() {
         energy += pl.active ? pl.energy : 0.0;
         contacts += pl.active ? 1 : 0;
       });
-  return d_.observables(energy, contacts);
+  return d_.totals(energy, contacts);
 }
 
 bool ImplicitBdem::matrix_carries(double h) const {

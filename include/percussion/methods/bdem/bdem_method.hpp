@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "percussion/core/observables.hpp"
+#include "percussion/methods/bdem/totals.hpp"
 #include "percussion/methods/bdem/domain.hpp"
 #include "percussion/methods/method.hpp"
 
@@ -44,7 +44,7 @@ class BdemMethod : public Method {
   // BDEM's own view, for tests and tools.
   virtual void advance() = 0;  // one time step, collective
   // Energies, momenta, broken bonds and contacts over all ranks (collective).
-  virtual Observables totals() = 0;
+  virtual Totals totals() = 0;
   long step() const { return step_; }
   std::int64_t global_particles() const { return d_.n_global; }
   std::int64_t global_bonds() const { return d_.bonds_global; }
@@ -69,7 +69,7 @@ class BdemMethod : public Method {
   double origin_time_ = 0;  // see StepClock
   long origin_step_ = 0;
   StepClock clock() const { return {dt_, origin_time_, origin_step_}; }
-  static ObservableSet named(const Observables& o) {
+  static ObservableSet named(const Totals& o) {
     ObservableSet set;
     set.set("kinetic", o.kinetic);
     set.set("potential", o.potential);

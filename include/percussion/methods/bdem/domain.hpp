@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "percussion/core/observable_set.hpp"
-#include "percussion/core/observables.hpp"
+#include "percussion/methods/bdem/totals.hpp"
 #include "percussion/methods/bdem/scene.hpp"
 #include "percussion/core/timer.hpp"
 #include "percussion/geometry/cell_list.hpp"
@@ -99,7 +99,7 @@ class Domain {
 
   // Kinetic energy, gravity potential, momenta and broken bonds over all ranks, plus the caller's share of
   // interaction energy and contacts.
-  Observables observables(double interaction_energy, long contacts) const;
+  Totals totals(double interaction_energy, long contacts) const;
   void write_frame(io::TrajectoryWriter& writer, long step, double time, const ObservableSet& o) const;
   // integrator/form name the writer (attributes "integrator", "form"): they say what force/torque hold.
   // newton_width > 0 (the same on every rank): newton_state holds that many numbers per owned particle

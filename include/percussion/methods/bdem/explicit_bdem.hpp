@@ -13,7 +13,7 @@ class ExplicitBdem final : public BdemMethod {
   ExplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model);
 
   void advance() override;
-  Observables totals() override { return d_.observables(verlet_.interaction_energy, verlet_.contacts); }
+  Totals totals() override { return d_.totals(verlet_.interaction_energy, verlet_.contacts); }
   void write_checkpoint(const std::string& path) override {
     d_.write_checkpoint(path, step_, clock(), verlet_.force, verlet_.torque, "explicit", "velocity_verlet");
   }

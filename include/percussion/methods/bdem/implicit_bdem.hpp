@@ -45,7 +45,7 @@ class ImplicitBdem final : public BdemMethod {
   ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model);
 
   void advance() override;
-  Observables totals() override;
+  Totals totals() override;
   void write_checkpoint(const std::string& path) override;
   std::map<std::string, double> counters() const override;
 

@@ -1,14 +1,14 @@
 #pragma once
-// Global quantities a method reports each frame and at the end of a run (identical on every rank).
+// The bonded DEM's global totals (identical on every rank); BdemMethod reports them to the frame by name.
 #include <array>
 
-namespace percussion {
+namespace percussion::bdem {
 
-struct Observables {
+struct Totals {
   double kinetic = 0, potential = 0, total = 0;
   std::array<double, 3> momentum{}, angular_momentum{};
   long bonds_broken = 0;
   long contacts = 0;
 };
 
-}  // namespace percussion
+}  // namespace percussion::bdem
