@@ -57,6 +57,8 @@ else:
 PY
 }
 
+load_before="$(cat /proc/loadavg)"
+: > "$work/figures.tsv"
 printf '%-26s %-32s %-30s %12s %12s %7s\n' row scene counter on off ratio
 for row in "${rows[@]}"; do
   IFS='|' read -r name scene steps what shared off <<<"$row"
@@ -72,4 +74,17 @@ for row in "${rows[@]}"; do
   a="$(counter "$work/$name.on" "$what")"
   b="$(counter "$work/$name.off" "$what")"
   printf '%-26s %-32s %-30s %12.4g %12.4g %7.3f\n' "$name" "$scene" "$what" "$a" "$b" "$("$python" -c "print($a / $b)")"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$scene" "$what" "$a" "$b" >> "$work/figures.tsv"
 done
+
+"$python" - "$work/figures.tsv" "$work/figures.json" "$ranks" <<'PY'
+import json, sys
+rows = []
+for line in open(sys.argv[1]):
+    name, scene, counter, on, off = line.rstrip("\n").split("\t")
+    rows.append({"row": name, "scene": scene, "counter": counter, "on": float(on), "off": float(off),
+                 "ratio": float(on) / float(off)})
+json.dump({"ranks": int(sys.argv[3]), "rows": rows}, open(sys.argv[2], "w"))
+PY
+"$python" "$root/scripts/bench/record.py" newton_settings "$work/figures.json" --load "$load_before" \
+  --build-dir "$(dirname "$percussion")" --env RANKS -- scripts/bench/newton_settings.sh "$@"
