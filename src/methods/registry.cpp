@@ -34,7 +34,6 @@ void validate_scene(const Scene& scene) {
 }
 
 std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const std::string& restart_file) {
-  validate_scene(scene);
   return find_method(scene).create(scene, comm, restart_file);
 }
 

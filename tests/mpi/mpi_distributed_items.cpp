@@ -21,24 +21,16 @@
 #include "percussion/parallel/distributed_items.hpp"
 #include "percussion/parallel/ghost_search.hpp"
 #include "percussion/parallel/ordered_sum.hpp"
+#include "../support/mpi_world.hpp"
 
 using percussion::parallel::DistributedItems;
 using percussion::parallel::OrderedSum;
 using Vec3 = Eigen::Vector3d;
 using Vec4 = Eigen::Vector4d;
+using percussion::test::world_rank;
+using percussion::test::world_size;
 
 namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 struct Item { Vec3 x; double reach; int owner; };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../support/implicit_test_support.hpp"
+#include "../support/mpi_world.hpp"
 
 using namespace percussion;
 using namespace percussion::test;
@@ -24,18 +25,6 @@ int count_lines(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::string line; std::getline(in, line);) n += line.find(what) != std::string::npos ? 1 : 0;
   return n;
-}
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
 }
 
 }  // namespace

@@ -18,22 +18,12 @@
 #include "percussion/core/error.hpp"
 #include "percussion/io/h5file.hpp"
 #include "percussion/io/trajectory.hpp"
+#include "mpi_world.hpp"
 
 namespace percussion::test {
 
 namespace fs = std::filesystem;
 using namespace percussion::io;
-
-inline int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-inline int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 // A fresh directory per test: rank 0 makes it, everyone gets its name, rank 0 removes it.
 class TempDir {

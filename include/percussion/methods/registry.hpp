@@ -30,7 +30,8 @@ const MethodType& find_method(const Scene& scene);
 // Everything a run checks before it writes anything: the method exists, its sections parse and the whole file
 // matches the method's published schema.
 void validate_scene(const Scene& scene);
-// validate_scene, then the method built from the scene or from `restart_file`.
+// The method built from a scene that passed validate_scene, fresh or continuing `restart_file`. (A run validates
+// before it looks at its output directory, so a bad scene is reported first.)
 std::unique_ptr<Method> create_method(const Scene& scene, MPI_Comm comm, const std::string& restart_file);
 
 }  // namespace percussion
