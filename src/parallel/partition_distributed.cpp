@@ -12,8 +12,8 @@
 namespace percussion::parallel {
 namespace {
 
-// PT-Scotch's defaults that meet the edge-cut goal (within 1.2x of serial METIS, docs/benchmarks/
-// partition_quality.jsonl) with parts within 5 % of the mean.
+// PT-Scotch's settings: edge cuts within 1.05x of serial METIS's and parts within 1 % of the mean at 2-8 parts
+// (docs/benchmarks/partition_quality.jsonl); "balance" evens parts exactly but cut up to 1.19x METIS's.
 constexpr MPPTScotchStrategyType kDefaultStrategy = MP_PTSCOTCH_QUALITY;
 constexpr PetscReal kDefaultImbalance = 0.01;
 
@@ -46,7 +46,7 @@ struct PetscObjects {
 extern "C" void SCOTCH_randomReset(void);
 
 // PT-Scotch's threads exchange MPI messages concurrently (they need MPI_THREAD_MULTIPLE, which the program does not
-// ask for) and make the parts depend on timing; every core already runs a rank, so one thread per rank.
+// ask for: without it they crash) and make the parts depend on timing; every core already runs a rank.
 void scotch_single_thread() { setenv("SCOTCH_PTHREAD_NUMBER", "1", 1); }
 
 }  // namespace

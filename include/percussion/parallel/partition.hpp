@@ -19,9 +19,13 @@ std::vector<int> partition_graph(std::int64_t n, std::span<const std::array<std:
 // n_r = xadj.size() - 1 (xadj may be empty or {0} for no rows); adjncy[xadj[i] .. xadj[i+1]) are the GLOBAL row
 // numbers of row i's neighbours (repeats and self loops are dropped). vertex_weight: one positive weight per
 // local row, or empty for unit weights (on every rank alike). Returns the part (one per rank of comm) of each
-// local row: balanced within a few per cent, few cut edges, the same on every run for the same graph and rank
-// count. Options prefix "partition_": -partition_mat_partitioning_type (default ptscotch; parmetis where PETSc has
-// it), -partition_mat_partitioning_ptscotch_strategy, -partition_mat_partitioning_ptscotch_imbalance.
+// local row: balanced within about 1 %, few cut edges. Options prefix "partition_": -partition_mat_partitioning_type
+// (default ptscotch; parmetis where PETSc has it), -partition_mat_partitioning_ptscotch_strategy,
+// -partition_mat_partitioning_ptscotch_imbalance.
+// Repeatable (the same graph on the same rank count gives the same parts) while PT-Scotch exchanges collectively,
+// which it does while more than a quarter of all rank pairs are neighbours (contiguous slices: up to 7 ranks);
+// with sparser neighbours it takes messages in arrival order and the parts can differ between runs, unless Scotch
+// was built with -DSCOTCH_DETERMINISTIC (Debian's is not).
 // One rank: all zeros, without PETSc. Fewer rows than ranks: row g gets part g. Throws std::invalid_argument on
 // every rank for a malformed graph, std::runtime_error when PETSc fails (e.g. an unknown partitioner type).
 std::vector<int> partition_distributed(MPI_Comm comm, std::span<const std::int64_t> xadj,
