@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The distributed partitioner (partition_distributed: PETSc's MatPartitioning, PT-Scotch by default) against serial
-# METIS on the same lattice graphs (about 200k vertices, rows spread over the ranks as contiguous slices): the edge
+# METIS on the same graphs (about 200k vertices each: two lattices and the particles of the shipped plate_drop scene
+# joined by bonds and touching neighbours; rows spread over the ranks as contiguous slices by id): the edge
 # cut of both, their ratio (the goal is at most 1.2), max/mean part size of both, and the partitioner's seconds, at
 # each part count (= ranks, oversubscribed). Each count runs twice: "same" says both runs gave the same parts.
 # Usage: scripts/bench/partition_quality.sh [PETSc options...]   (e.g. -partition_mat_partitioning_ptscotch_strategy
 # balance; they are passed to every run and named in the record)
 # Environment: BUILD_DIR (default build; the partition_quality target is built there unless
-# PERCUSSION_BENCH_NO_BUILD=1), PARTS (default "2 3 4 6 8"), GRAPHS (default "hcp 60 60 56;cubic 58 58 58"),
+# PERCUSSION_BENCH_NO_BUILD=1), PARTS (default "2 3 4 6 8"), GRAPHS (default
+# "hcp 60 60 56;cubic 58 58 58;scene inputs/bdem/plate_drop.json"; each is partition_quality's arguments),
 # KEEP=1 keeps the outputs. Appends a record to docs/benchmarks/partition_quality.jsonl (scripts/bench/record.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -16,7 +18,7 @@ cd "$root"
 
 build_dir="${BUILD_DIR:-build}"
 parts="${PARTS:-2 3 4 6 8}"
-graphs="${GRAPHS:-hcp 60 60 56;cubic 58 58 58}"
+graphs="${GRAPHS:-hcp 60 60 56;cubic 58 58 58;scene inputs/bdem/plate_drop.json}"
 python="$(percussion_python)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/percussion-partition-bench.XXXXXX")"
 [[ "${KEEP:-0}" == 1 ]] || trap 'rm -rf "$work"' EXIT
@@ -34,14 +36,15 @@ program="$build_dir/tests/partition_quality"
 
 : > "$work/rows.jsonl"
 IFS=';' read -r -a graph_list <<<"$graphs"
-for graph in "${graph_list[@]}"; do
-  read -r -a g <<<"$graph"
+for i in "${!graph_list[@]}"; do
+  read -r -a g <<<"${graph_list[$i]}"
   for p in $parts; do
     for run in 1 2; do
-      percussion_mpirun -n "$p" "$program" "${g[@]}" "$@" >"$work/${g[0]}.$p.$run.json" 2>"$work/${g[0]}.$p.$run.log" ||
-        { echo "bench: $graph on $p ranks failed (log: $work/${g[0]}.$p.$run.log)" >&2; trap - EXIT; exit 1; }
+      out="$work/graph$i.$p.$run"
+      percussion_mpirun -n "$p" "$program" "${g[@]}" "$@" >"$out.json" 2>"$out.log" ||
+        { echo "bench: ${graph_list[$i]} on $p ranks failed (log: $out.log)" >&2; trap - EXIT; exit 1; }
     done
-    "$python" - "$work/${g[0]}.$p.1.json" "$work/${g[0]}.$p.2.json" >>"$work/rows.jsonl" <<'PY'
+    "$python" - "$work/graph$i.$p.1.json" "$work/graph$i.$p.2.json" >>"$work/rows.jsonl" <<'PY'
 import json, sys
 a, b = (json.load(open(path)) for path in sys.argv[1:3])
 a["same"] = a.pop("parts_hash") == b["parts_hash"]
