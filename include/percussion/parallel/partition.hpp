@@ -26,6 +26,7 @@ std::vector<int> partition_graph(std::int64_t n, std::span<const std::array<std:
 // which it does while more than a quarter of all rank pairs are neighbours (contiguous slices: up to 7 ranks);
 // with sparser neighbours it takes messages in arrival order and the parts can differ between runs, unless Scotch
 // was built with -DSCOTCH_DETERMINISTIC (Debian's is not).
+// Sets SCOTCH_PTHREAD_NUMBER=1 in the process environment: PT-Scotch's threads need MPI_THREAD_MULTIPLE.
 // One rank: all zeros, without PETSc. Fewer rows than ranks: row g gets part g. Throws std::invalid_argument on
 // every rank for a malformed graph, std::runtime_error when PETSc fails (e.g. an unknown partitioner type).
 std::vector<int> partition_distributed(MPI_Comm comm, std::span<const std::int64_t> xadj,
