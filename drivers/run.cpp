@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "balance.hpp"
 #include "cli.hpp"
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
@@ -230,6 +231,7 @@ int run(const RunArgs& args, int argc, char** argv) {
     last_checkpoint = s;
   };
 
+  Balancer balancer(comm, scene.balance);
   std::string reason = "end time";
   int exit_code = kExitDone;
   double last_checkpoint_wall = MPI_Wtime(), last_progress = MPI_Wtime();
@@ -239,6 +241,7 @@ int run(const RunArgs& args, int argc, char** argv) {
       method->advance(std::min({frames.next(), checkpoint_times.next(), scene.time.end}));
       const long s = method->steps();
       if (frames.pass(*method)) write_frame();
+      balancer.after_step(method);
       // Collective decisions: a signal seen by any rank, or rank 0's wall clock, stops or checkpoints everyone.
       int local[2] = {g_signal != 0 ? 1 : 0, 0};
       if (rank == 0 && scene.checkpoint.every_minutes > 0 &&
@@ -314,6 +317,9 @@ int run(const RunArgs& args, int argc, char** argv) {
       << highest[0] << ", ghosts " << lowest[1] << " / " << total[1] / size << " / " << highest[1] << "\n";
     o << observables_text(final_obs);
     for (const auto& [name, value] : method->counters()) o << "\n" << name << " " << value;
+    if (scene.balance.every_steps > 0)
+      o << "\nbalance: " << balancer.summary()["rebalances"] << " re-partitions in " << balancer.summary()["checks"]
+        << " checks, work max/mean at the last " << balancer.summary()["last"];
     if (exit_code == kExitRequeue) o << "\ncheckpointed on signal: restart with --restart " << args.out;
     log::info(o.str());
 
@@ -326,7 +332,8 @@ int run(const RunArgs& args, int argc, char** argv) {
         {"loop_seconds", loop}, {"work_unit", unit}, {unit_name + "_steps_per_second", rate},
         {unit_name + "_steps_per_second_per_core", rate / size}, {unit + "_per_rank", per_rank},
         {"phases", phases}, {"counters", method->counters()}, {"final", observables_json(final_obs)}, {"exit", reason},
-        {"restarted_from", restart_file}, {"last_checkpoint", checkpoints.final_path(method->steps())}};
+        {"restarted_from", restart_file}, {"last_checkpoint", checkpoints.final_path(method->steps())},
+        {"balance", balancer.summary()}};
     for (const auto& [name, count] : sizes) summary[name] = count;  // "particles", "bonds", ... at the top, too
     std::ofstream(fs::path(args.out) / "summary.json") << summary.dump(2) << "\n";
   }

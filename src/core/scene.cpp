@@ -43,6 +43,10 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.checkpoint.every_minutes = c->number_or("every_minutes", s.checkpoint.every_minutes, Range::non_negative());
     s.checkpoint.keep = static_cast<int>(c->integer_or("keep", s.checkpoint.keep, Range::closed(1, INT_MAX)));
   }
+  if (const auto b = root.optional_object("balance", {"every_steps", "threshold"})) {
+    s.balance.every_steps = b->integer_or("every_steps", s.balance.every_steps, Range::non_negative());
+    s.balance.threshold = b->number_or("threshold", s.balance.threshold, Range::open_closed(1.0, 1e6));
+  }
   return s;
 }
 

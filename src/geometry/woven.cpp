@@ -92,10 +92,14 @@ WovenLayout woven_layout(const Generator& g) {
 
 std::vector<Eigen::Vector3d> woven_fill(const Generator& g) {
   const WovenLayout w = woven_layout(g);
+  return woven_fill(g, 0, w.warp + w.weft, nullptr);
+}
+
+std::vector<Eigen::Vector3d> woven_fill(const Generator& g, long begin, long end, std::vector<long>* counts) {
+  const WovenLayout w = woven_layout(g);
   const double r = g.particle_radius, s = w.spacing;
   const Eigen::Vector3d o = g.min + Eigen::Vector3d(r, r, 2.0 * r);
   std::vector<Eigen::Vector3d> out;
-  out.reserve(static_cast<std::size_t>(w.particles()));
   // One yarn: `along` is its direction, `across` its offset from o; `sign` = +1 when it is on top at crossing 0.
   // Each half-wave flips the crimp, so consecutive crossings alternate over/under.
   auto yarn = [&](long crossings_along, const Eigen::Vector3d& across, const Eigen::Vector3d& along, double sign) {
@@ -108,10 +112,15 @@ std::vector<Eigen::Vector3d> woven_fill(const Generator& g) {
     const double flip = ((crossings_along - 1) % 2 == 0) ? sign : -sign;
     out.push_back(o + across + ((crossings_along - 1) * s) * along + Eigen::Vector3d(0, 0, flip * r));
   };
-  for (long j = 0; j < w.warp; ++j)
-    yarn(w.weft, Eigen::Vector3d(0, j * s, 0), Eigen::Vector3d::UnitX(), (j % 2 == 0) ? 1.0 : -1.0);
-  for (long i = 0; i < w.weft; ++i)
-    yarn(w.warp, Eigen::Vector3d(i * s, 0, 0), Eigen::Vector3d::UnitY(), (i % 2 == 0) ? -1.0 : 1.0);
+  for (long u = std::max(0L, begin); u < std::min(w.warp + w.weft, end); ++u) {
+    const std::size_t before = out.size();
+    if (u < w.warp)
+      yarn(w.weft, Eigen::Vector3d(0, u * s, 0), Eigen::Vector3d::UnitX(), (u % 2 == 0) ? 1.0 : -1.0);
+    else
+      yarn(w.warp, Eigen::Vector3d((u - w.warp) * s, 0, 0), Eigen::Vector3d::UnitY(),
+           ((u - w.warp) % 2 == 0) ? -1.0 : 1.0);
+    if (counts) counts->push_back(static_cast<long>(out.size() - before));
+  }
   return out;
 }
 

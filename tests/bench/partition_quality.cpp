@@ -44,7 +44,7 @@ using Edges = std::vector<std::array<std::int64_t, 2>>;
 Edges scene_graph(const std::string& path, std::int64_t& vertices) {
   namespace bdem = percussion::bdem;
   const bdem::BdemScene scene = bdem::parse_scene_file(path);
-  const bdem::GlobalModel g = bdem::model_from_scene(scene);
+  const bdem::Model g = bdem::model_from_scene(scene);  // whole, on this rank (a benchmark tool)
   Edges edges = percussion::geometry::touching_pairs(g.x, g.radius, scene.bonds.tolerance);
   for (std::int64_t k = 0; k < g.bonds(); ++k)
     if (g.intact[static_cast<std::size_t>(k)]) edges.push_back(g.pair[static_cast<std::size_t>(k)]);

@@ -52,7 +52,7 @@ std::vector<std::int32_t> owned_third(const bdem::Domain& d, int remainder) {
 
 // A body whose first third moves (owned_third) and the rest coasts, its forces evaluated.
 struct CoastingBlock {
-  CoastingBlock(const bdem::BdemScene& scene, const bdem::GlobalModel& g)
+  CoastingBlock(const bdem::BdemScene& scene, const bdem::Model& g)
       : d(scene, MPI_COMM_WORLD, g, timers), step(scene, d, timers), dt(bdem::scene_time_step(scene)) {
     step.coast();
     step.move(owned_third(d, 0));
@@ -74,7 +74,7 @@ std::string box_body(double lx, double ly, double lz, const std::string& more = 
 // Undamped, unbroken, no walls or gravity: velocity Verlet conserves energy (no drift) and both momenta.
 TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
   const bdem::BdemScene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius));
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   shake(g, 0.02);
   ExplicitBdem m(scene, MPI_COMM_WORLD, g);
   ASSERT_GT(m.global_particles(), 100);
@@ -109,7 +109,7 @@ TEST(ExplicitBdem, ConservesEnergyAndMomentum) {
 TEST(ExplicitBdem, ChainAxialPeriodMatchesSpringMass) {
   constexpr int kN = 10;
   const bdem::BdemScene scene = scene_from(box_body(2 * kN * kRadius, 2 * kRadius, 2 * kRadius));
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   ASSERT_EQ(g.particles(), kN);
   const double amplitude = 1e-3;
   for (int i = 0; i < kN; ++i) g.v[i] = Eigen::Vector3d(amplitude * std::cos(std::numbers::pi * (i + 0.5) / kN), 0, 0);
@@ -238,7 +238,7 @@ TEST(ExplicitBdem, CommonMotionNeedsNoRebuild) {
 // coasting particles' drift), and a third of it starts moving half-way.
 TEST(ExplicitBdem, CoastingParticlesAreUpToDateWhereTheirStateIsRead) {
   const bdem::BdemScene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])");
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   shake(g, 0.01);
   const Eigen::Vector3d spin(2, -3, 6), centre(6 * kRadius, 5 * kRadius, 4 * kRadius);
   for (std::size_t i = 0; i < g.v.size(); ++i) {  // a rigid spin strains no bond but moves the pairs apart
@@ -330,7 +330,7 @@ TEST(ExplicitBdem, CoastingParticlesAreUpToDateWhereTheirStateIsRead) {
 // leaving out the joining particles' pairs that were already listed fails the test, as does a stale pair sum.
 TEST(ExplicitBdem, ForcesOfJoinedParticlesAreThoseOfAWholeEvaluation) {
   const bdem::BdemScene scene = scene_from(box_body(12 * kRadius, 10 * kRadius, 8 * kRadius), R"("gravity": [0, 0, -9.81])", 3e4);
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   shake(g, 0.05);  // (velocities: the contacts' damping reads them)
   for (std::size_t i = 0; i < g.x.size(); ++i)  // strains of about 1 %: bonds over their strength, pairs in contact
     for (int k = 0; k < 3; ++k) g.x[i][k] += 3e-4 * std::sin(7.3 * static_cast<double>(i) + 2.1 * k);

@@ -59,7 +59,7 @@ TEST(FractureMatch, ImplicitAndExplicitBreakTheSameBondsInThreePointBending) {
   explicit_scene.integrator = "explicit";
   explicit_scene.time.step.reset();  // its own stable step, time.step_factor x critical
 
-  const bdem::GlobalModel gi = bdem::model_from_scene(implicit_scene), ge = bdem::model_from_scene(explicit_scene);
+  const bdem::Model gi = bdem::model_from_scene(implicit_scene), ge = bdem::model_from_scene(explicit_scene);
   ASSERT_GT(gi.time_step, 150 * ge.time_step);  // the implicit step is far beyond explicit stability
   bdem::ImplicitBdem implicit(implicit_scene, MPI_COMM_WORLD, gi);
   bdem::ExplicitBdem explicit_(explicit_scene, MPI_COMM_WORLD, ge);
@@ -93,7 +93,7 @@ TEST(FractureMatch, ThreePointBendingCracksInTheSameFrameAtTwoResolutions) {
     bdem::BdemScene scene = bdem::parse_scene_file(scene_path(name));
     ASSERT_EQ(scene.integrator, "implicit");
     scene.time.end = 12 * scene.output.frame_interval;  // the crack starts at frame 8-9 (docs/benchmarks)
-    const bdem::GlobalModel g = bdem::model_from_scene(scene);
+    const bdem::Model g = bdem::model_from_scene(scene);
     bdem::ImplicitBdem implicit(scene, MPI_COMM_WORLD, g);
     const Fracture f = run(implicit, scene);
     EXPECT_GT(f.broken.size(), 0u) << name;

@@ -21,7 +21,7 @@ using namespace percussion::test;
 // solver tolerance; quaternions stay unit.
 TEST(ImplicitBdem, FreeBlockLosesEnergyMonotonicallyAndKeepsMomentum) {
   const bdem::BdemScene scene = block_scene("");
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   shake(g, 0.05);
   ImplicitBdem m(scene, MPI_COMM_WORLD, g);
   bdem::Totals before = m.totals();
@@ -87,7 +87,7 @@ TEST(ImplicitBdem, FrictionActsOnSlipsAlone) {
       "implicit": { "tolerance": 1e-10, "step_factor": 20, "form": "bdf2" },
       "time": { "end": 1.0 }, "output": { "frame_interval": 1.0 } })",
                                          "loose.json");
-    bdem::GlobalModel g = bdem::model_from_scene(scene);
+    bdem::Model g = bdem::model_from_scene(scene);
     shake(g, 0.05);
     mass = 0;
     for (std::size_t i = 0; i < g.v.size(); ++i) {

@@ -42,7 +42,7 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
   struct Run { double loss, worst; };  // relative to the energy after the first step: final loss, largest deviation
   auto run = [](const std::string& form) {
     const bdem::BdemScene scene = block_scene("", 1e12, form);
-    bdem::GlobalModel g = bdem::model_from_scene(scene);
+    bdem::Model g = bdem::model_from_scene(scene);
     shake(g, 0.05);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
     const bdem::Totals start = m.totals();
@@ -98,7 +98,7 @@ TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
 // Chain ringing in its lowest axial mode and a bending mode, at rest shape (so ∇V(x_0) = 0); fixed end time.
 std::vector<double> ring_chain(const std::string& form, double end, int steps) {
   const bdem::BdemScene scene = chain_scene(form, end / steps);
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double xi = std::numbers::pi * g.x[i].x() / 0.192;  // (i + ½)π/6 for the i-th sphere along the chain
     g.v[i] = Eigen::Vector3d(0.2 * std::cos(xi), 0, 0.2 * std::cos(2 * xi));
@@ -145,7 +145,7 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
   for (const std::string form : {"midpoint", "backward_euler"}) {
     bdem::BdemScene scene = chain_scene(form, h);
     scene.gravity = Eigen::Vector3d(0, 0, -9.81);
-    const bdem::GlobalModel g = bdem::model_from_scene(scene);
+    const bdem::Model g = bdem::model_from_scene(scene);
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
     for (int s = 0; s < steps; ++s) m.advance();
     const auto x = positions(MPI_COMM_WORLD, m);
@@ -178,8 +178,8 @@ TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
   scene.bodies[0].bonded = false;
   scene.gravity = Eigen::Vector3d(0, 0, -9.81);
   auto run = [&](const bdem::BdemScene& s, double last_step, int steps) {
-    bdem::GlobalModel g = bdem::model_from_scene(s);
-    constexpr std::size_t w = bdem::GlobalModel::kBdf2HistoryWidth;
+    bdem::Model g = bdem::model_from_scene(s);
+    constexpr std::size_t w = bdem::Model::kBdf2HistoryWidth;
     g.bdf2_history.assign(w * g.x.size(), 0.0);
     for (std::size_t i = 0; i < g.x.size(); ++i) {
       g.x[i] *= 2.0;  // apart: no contacts
@@ -222,14 +222,14 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
   bdem::BdemScene scene = chain_scene("midpoint", h);
   scene.bodies[0].bonded = false;
   scene.gravity = Eigen::Vector3d(0, 0, -9.81);
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   for (auto& x : g.x) x *= 2.0;  // apart: no contacts
   {
     ImplicitBdem m(scene, MPI_COMM_WORLD, g);
     for (int s = 0; s < 3; ++s) m.advance();
     m.write_checkpoint(path);
   }
-  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(ck.gradient_step, h);
   // Restarted on the scene's step with every try failing (one Newton iteration, which is exact here) and halved:
   // the half steps follow a gradient of a whole one, as after a cut inside a run.
@@ -239,7 +239,7 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
   for (const double next : {0.5 * h, 2.0 * h, 8.0 * h, h}) {
     bdem::BdemScene changed = next == h ? cut : scene;
     changed.time.step = next;
-    bdem::GlobalModel restart = ck;
+    bdem::Model restart = ck;
     restart.time_step = next;
     ImplicitBdem m(changed, MPI_COMM_WORLD, restart);
     for (int s = 0; s < 3; ++s) m.advance();
@@ -265,7 +265,7 @@ TEST(ImplicitBdem, MidpointKeepsAFreeSpin) {
   const int steps = 50;
   bdem::BdemScene scene = chain_scene("midpoint", h);
   scene.bodies[0].bonded = false;
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   ASSERT_TRUE(g.pair.empty());
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     g.x[i] *= 2.0;  // apart: no contacts

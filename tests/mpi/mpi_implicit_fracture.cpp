@@ -259,7 +259,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
   ImplicitBdem b(halves, MPI_COMM_WORLD, bdem::model_from_scene(halves));
   a.advance();
   a.write_checkpoint(path);
-  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(ck.schedule.fracture_depth, 1);
   ImplicitBdem restarted(cut, MPI_COMM_WORLD, ck);
   expect_same_steps(a, restarted, 1);
@@ -304,7 +304,7 @@ TEST(ImplicitBdem, NewtonEffortSplitsTheNextStep) {
   ImplicitBdem m(adaptive, MPI_COMM_WORLD, bdem::model_from_scene(adaptive));
   while (m.counters().at("iteration_splits") < 1 && m.time() < adaptive.time.end - 1e-12) m.advance();  // the impact
   m.write_checkpoint(path);
-  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(ck.schedule.fracture_depth, 1);
   ImplicitBdem restarted(adaptive, MPI_COMM_WORLD, ck);
   expect_same_steps(m, restarted, 2);

@@ -22,7 +22,7 @@ namespace {
 // The gradient a midpoint run carries into its first step, as its checkpoint records it (force, torque).
 std::vector<Eigen::Vector3d> carried_gradient(ImplicitBdem& m, const std::string& path) {
   m.write_checkpoint(path);
-  const bdem::GlobalModel c = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model c = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   std::vector<Eigen::Vector3d> g = c.force;
   g.insert(g.end(), c.torque.begin(), c.torque.end());
   return g;
@@ -83,7 +83,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   for (auto& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
   bdem::BdemScene explicit_scene = scene;
   explicit_scene.integrator = "explicit";
-  const bdem::GlobalModel start = bdem::model_from_scene(scene);
+  const bdem::Model start = bdem::model_from_scene(scene);
   // The pulled end (boundary condition 1) at time t: where it started, moved by 0.5 m/s in x.
   auto expect_pulled_end_at = [&](const Method& m) {
     const auto& b = dynamic_cast<const bdem::BdemMethod&>(m);
@@ -178,7 +178,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
     for (int s = 0; s < half; ++s) probe.advance();
     EXPECT_EQ(probe.totals().contacts, 3);
     probe.write_checkpoint(path);
-    const bdem::GlobalModel model = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+    const bdem::Model model = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
     EXPECT_EQ(model.newton_state.size(), 21 * model.radius.size());  // a matrix to carry
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -268,7 +268,7 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
     for (int s = 0; s < 20; ++s) ex.advance();
     ex.write_checkpoint(path);
   }
-  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(ck.written_by_integrator, "explicit");
   EXPECT_EQ(ck.written_by_form, "velocity_verlet");
   ASSERT_GT(largest_norm(ck.force), 0.0);  // there is something to misread (gravity, bonds)
@@ -276,14 +276,14 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
   ImplicitBdem restarted(scene, MPI_COMM_WORLD, ck);
   EXPECT_EQ(largest_norm(carried_gradient(restarted, carried)), 0.0);
   // The same state, partition and pair lists, started fresh: bit-identical steps.
-  bdem::GlobalModel same_state = ck;
+  bdem::Model same_state = ck;
   same_state.from_checkpoint = false;
   ImplicitBdem fresh(scene, MPI_COMM_WORLD, same_state);
   expect_same_steps(restarted, fresh, 3);
 
   // A midpoint checkpoint (restarted's, after its steps) carries a gradient ...
   restarted.write_checkpoint(path);
-  bdem::GlobalModel mid = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  bdem::Model mid = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(mid.written_by_integrator, "implicit");
   EXPECT_EQ(mid.written_by_form, "midpoint");
   ImplicitBdem kept(scene, MPI_COMM_WORLD, mid);
@@ -310,21 +310,21 @@ TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
     for (int s = 0; s < 5; ++s) be.advance();
     be.write_checkpoint(path);
   }
-  const bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(ck.written_by_form, "backward_euler");
   EXPECT_TRUE(ck.bdf2_history.empty());
-  bdem::GlobalModel same_state = ck;
+  bdem::Model same_state = ck;
   same_state.from_checkpoint = false;
   same_state.written_by_form.clear();
   ImplicitBdem restarted(scene, MPI_COMM_WORLD, ck), fresh(scene, MPI_COMM_WORLD, same_state);
   expect_same_steps(restarted, fresh, 3);
 
   restarted.write_checkpoint(path);
-  const bdem::GlobalModel bdf2 = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  const bdem::Model bdf2 = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   EXPECT_EQ(bdf2.written_by_form, "bdf2");
-  ASSERT_EQ(bdf2.bdf2_history.size(), bdf2.x.size() * bdem::GlobalModel::kBdf2HistoryWidth);
+  ASSERT_EQ(bdf2.bdf2_history.size(), bdf2.x.size() * bdem::Model::kBdf2HistoryWidth);
   EXPECT_EQ(bdf2.bdf2_history_step, bdf2.time_step);
-  bdem::GlobalModel no_history = bdf2;
+  bdem::Model no_history = bdf2;
   no_history.bdf2_history.clear();
   no_history.bdf2_history_step = 0;
   ImplicitBdem kept(scene, MPI_COMM_WORLD, bdf2), forgot(scene, MPI_COMM_WORLD, no_history);
@@ -350,10 +350,10 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
     for (int s = 0; s < 3; ++s) im.advance();
     im.write_checkpoint(path);
   }
-  bdem::GlobalModel ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
+  bdem::Model ck = bdem::model_from_checkpoint(path, MPI_COMM_WORLD);
   ASSERT_GT(largest_norm(ck.force), 0.0);
   ck.time_step = bdem::scene_time_step(explicit_scene);  // the implicit step is far beyond explicit stability
-  bdem::GlobalModel same_state = ck;
+  bdem::Model same_state = ck;
   same_state.from_checkpoint = false;
   bdem::ExplicitBdem restarted(explicit_scene, MPI_COMM_WORLD, ck), fresh(explicit_scene, MPI_COMM_WORLD, same_state);
   for (int s = 0; s < 5; ++s) {

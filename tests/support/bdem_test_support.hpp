@@ -16,7 +16,7 @@
 namespace percussion::test {
 
 // Pseudo-random velocities and spins by global id: the same on every rank count.
-inline void shake(bdem::GlobalModel& g, double amplitude) {
+inline void shake(bdem::Model& g, double amplitude) {
   for (std::size_t i = 0; i < g.v.size(); ++i)
     for (int d = 0; d < 3; ++d) {
       const double u = std::sin(12.9898 * static_cast<double>(i) + 78.233 * d) * 43758.5453;

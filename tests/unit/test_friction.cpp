@@ -50,7 +50,7 @@ struct Motion {
 // Velocity and spin after the first step that reaches t_end, and the time it ended at.
 template <class Method>
 Motion motion_after(const bdem::BdemScene& scene, double t_end) {
-  bdem::GlobalModel g = bdem::model_from_scene(scene);
+  bdem::Model g = bdem::model_from_scene(scene);
   EXPECT_EQ(g.particles(), 1);
   // Start on the floor, sunk by the static overlap m g / k, so the normal force is m g throughout.
   const double k = scene.materials[0].youngs_modulus * kRadius;  // automatic contact stiffness E r_max

@@ -253,7 +253,8 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
   const std::vector<BadCase> cases = {
       // unknown keys, at every level, with the allowed list
       {"/colour", 1,
-       "t.json: /colour: unknown key (expected one of: description, method, time, output, checkpoint, integrator, "
+       "t.json: /colour: unknown key (expected one of: description, method, time, output, checkpoint, balance, "
+       "integrator, "
        "materials,"},
       {"/bodies/0/shpe", 1, "t.json: /bodies/0/shpe: unknown key (expected one of: material, shape, "
                             "particle_radius, bonded, velocity, angular_velocity)"},

@@ -1,6 +1,6 @@
 #pragma once
 // A scene file: one JSON document naming its method. The frame parses the sections every method shares (time,
-// output, checkpoint); the method named by "method" parses its own sections from `document` (methods/registry.hpp)
+// output, checkpoint, balance); the method named by "method" parses its own sections from `document` (methods/registry.hpp)
 // and checks the whole file against its published JSON Schema (docs/schema/<method>.schema.json).
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,6 +29,11 @@ struct CheckpointControl {
   int keep = 3;                 // >= 1
 };
 
+struct BalanceControl {
+  long every_steps = 0;         // check the balance every this many steps (or events); 0 = never
+  double threshold = 1.1;       // re-partition when max/mean work over ranks exceeds it, > 1
+};
+
 struct Scene {
   std::string path;             // file it was read from
   std::string source;           // the file's text, stored in checkpoints
@@ -37,6 +42,7 @@ struct Scene {
   TimeControl time;
   OutputControl output;
   CheckpointControl checkpoint;
+  BalanceControl balance;
 
   // The root, for a method's parser; every message names this file and a JSON pointer.
   JsonChecker root() const;
@@ -45,7 +51,8 @@ struct Scene {
 };
 
 // The root keys the frame reads.
-inline constexpr std::string_view kCommonSceneKeys[] = {"description", "method", "time", "output", "checkpoint"};
+inline constexpr std::string_view kCommonSceneKeys[] = {"description", "method", "time", "output", "checkpoint",
+                                                         "balance"};
 
 // Parse the common sections. Throws InputError("<path>: <json pointer>: <what>") on the first problem.
 Scene parse_scene_text(const std::string& text, const std::string& path);

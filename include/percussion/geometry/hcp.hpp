@@ -15,6 +15,17 @@ namespace percussion::geometry {
 // Throws InputError("<shape>: ...") when nothing fits; callers prefix "<path>: <json pointer>: ".
 std::vector<Eigen::Vector3d> hcp_fill(const Generator& g);
 
+// A generator's units, in the order hcp_fill lists their spheres: close-packed layers k of a lattice, yarns of a
+// woven cloth. Splitting the units among ranks splits a body by space, and each unit's spheres are consecutive.
+long fill_units(const Generator& g);
+// The spheres of units [begin, end) (clamped to the units there are), in hcp_fill's order; counts, if given,
+// receives one count per unit. Throws as hcp_fill does, except that an empty range or a range without
+// spheres returns nothing.
+std::vector<Eigen::Vector3d> hcp_fill(const Generator& g, long begin, long end, std::vector<long>* counts);
+
+// "box", "cylinder", "sphere", "woven".
+const char* shape_name(Generator::Shape shape);
+
 // Orthonormal right-handed frame (e1, e2, axis) for a unit axis; the z axis yields the world x and y.
 void frame_from_axis(const Eigen::Vector3d& axis, Eigen::Vector3d& e1, Eigen::Vector3d& e2);
 

@@ -37,5 +37,7 @@ WovenLayout woven_layout(const Generator& g);
 
 // Sphere centres: the warp yarns (j = 0.., x increasing), then the weft yarns (i = 0.., y increasing).
 std::vector<Eigen::Vector3d> woven_fill(const Generator& g);
+// The spheres of yarns [begin, end) (warp yarns 0 .. warp-1, then weft yarns), one count per yarn in counts.
+std::vector<Eigen::Vector3d> woven_fill(const Generator& g, long begin, long end, std::vector<long>* counts);
 
 }  // namespace percussion::geometry

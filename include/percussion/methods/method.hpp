@@ -4,6 +4,7 @@
 // runs; methods are found by name in the registry (methods/registry.hpp).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "percussion/core/observable_set.hpp"
@@ -38,9 +39,15 @@ class Method {
   // This rank's owned and ghost items (the balance of the partition and the size of its halo).
   virtual std::int64_t local_items() const = 0;
   virtual std::int64_t local_ghosts() const { return 0; }
+  // This rank's share of the work of a step, in the method's own unit (BDEM: owned particles plus the pairs they
+  // evaluate); what load balancing evens out.
+  virtual double local_work() const { return static_cast<double>(local_items()); }
   virtual ObservableSet observables() = 0;                     // collective, same on every rank
   virtual void write_frame(io::TrajectoryWriter& writer) = 0;  // collective
   virtual void write_checkpoint(const std::string& path) = 0;  // collective
+  // Collective. The same state with its items re-partitioned over the ranks (as a checkpoint and a restart on the
+  // same ranks would carry it, timers included), or nullptr for a method whose items cannot move.
+  virtual std::unique_ptr<Method> rebalanced() { return nullptr; }
   virtual PhaseTimers& timers() = 0;
   // Totals for the summary (solver iterations, rebuilds, ...); empty by default. Frames record the growth of
   // "newton_iterations" and "krylov_iterations" since the previous frame, where a method counts them.

@@ -27,6 +27,44 @@ struct BondRest {
   double bend_scale;    // 2 for full-angle (beam-theory) bending, 1 for the paper's half angle
 };
 
+// A rest state as a row of numbers (checkpoints, migration), in this column order:
+inline constexpr int kBondRestColumns = 22;  // l0 r0 d0[3] R0[9 row-major] kn kt k_twist k_bend area I J bend_scale
+inline constexpr const char* kBondRestLayout = "l0 r0 d0x d0y d0z R0(row-major 9) kn kt k_twist k_bend area I J bend_scale";
+
+inline void pack_bond_rest(const BondRest& r, double* c) {
+  c[0] = r.l0;
+  c[1] = r.r0;
+  for (int k = 0; k < 3; ++k) c[2 + k] = r.d0[k];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) c[5 + 3 * i + j] = r.R0(i, j);
+  c[14] = r.kn;
+  c[15] = r.kt;
+  c[16] = r.k_twist;
+  c[17] = r.k_bend;
+  c[18] = r.area;
+  c[19] = r.I;
+  c[20] = r.J;
+  c[21] = r.bend_scale;
+}
+
+inline BondRest unpack_bond_rest(const double* c) {
+  BondRest r{};
+  r.l0 = c[0];
+  r.r0 = c[1];
+  for (int k = 0; k < 3; ++k) r.d0[k] = c[2 + k];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.R0(i, j) = c[5 + 3 * i + j];
+  r.kn = c[14];
+  r.kt = c[15];
+  r.k_twist = c[16];
+  r.k_bend = c[17];
+  r.area = c[18];
+  r.I = c[19];
+  r.J = c[20];
+  r.bend_scale = c[21];
+  return r;
+}
+
 // Orthonormal right-handed frame with e0 = d0. e1 is built from the coordinate axis least aligned with d0,
 // so the frame is well conditioned and the same on every rank for the same d0.
 inline Eigen::Matrix3d bond_frame(const Eigen::Vector3d& d0) {

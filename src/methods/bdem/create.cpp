@@ -17,7 +17,7 @@ void validate(const Scene& scene) { parse_scene(scene); }
 
 std::string describe(const Scene& common) {
   const BdemScene scene = parse_scene(common);
-  const GlobalModel model = model_from_scene(scene);  // generators can still reject a shape
+  const Model model = model_from_scene(scene);  // generators can still reject a shape
   const double dt = model.time_step;
   std::ostringstream o;
   o << "valid bdem scene (" << scene.integrator << ")\n  particles " << model.particles() << ", bonds "
@@ -31,8 +31,7 @@ std::unique_ptr<Method> create(const Scene& common, MPI_Comm comm, const std::st
 }
 
 std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, const std::string& restart_file) {
-  GlobalModel model =
-      restart_file.empty() ? model_from_scene(scene) : model_from_checkpoint(restart_file, comm);
+  Model model = restart_file.empty() ? model_from_scene(scene, comm) : model_from_checkpoint(restart_file, comm);
   // A restart continues at the checkpoint's step length, except where the other integrator wrote it: an implicit
   // run's step is 10-1000 critical steps, at which an explicit run would blow up at once, and an explicit run's
   // would make an implicit one crawl. The run then takes its own step from the checkpoint's time on.
@@ -66,8 +65,26 @@ std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, c
       throw InputError(text.str());
     }
   }
-  if (scene.integrator == "implicit") return std::make_unique<ImplicitBdem>(scene, comm, model);
-  return std::make_unique<ExplicitBdem>(scene, comm, model);
+  return create_from(scene, comm, std::move(model));
+}
+
+std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, Model model) {
+  if (scene.integrator == "implicit") return std::make_unique<ImplicitBdem>(scene, comm, std::move(model));
+  return std::make_unique<ExplicitBdem>(scene, comm, std::move(model));
+}
+
+std::unique_ptr<Method> BdemMethod::rebalanced() {
+  Model m = snapshot();
+  m.work.assign(m.rows(), 1);  // each particle weighs 1 + the pairs it evaluates
+  for (const Pair& p : d_.pairs) ++m.work[static_cast<std::size_t>(p.a)];
+  m.owner.clear();  // the partitioner decides afresh, on the graph as it is now
+  m.owner_ranks = 0;
+  m.placed = false;
+  place(m, scene_, d_.comm);
+  std::unique_ptr<BdemMethod> next = create_from(scene_, d_.comm, std::move(m));
+  next->timers_ = timers_;
+  next->carried_ = counters();  // (ratios among them are computed again from the totals)
+  return next;
 }
 
 }  // namespace percussion::bdem

@@ -10,12 +10,11 @@
 #include "percussion/core/error.hpp"
 #include "percussion/geometry/bonding.hpp"
 #include "percussion/io/trajectory.hpp"
-#include "percussion/parallel/partition.hpp"
 
 namespace percussion::bdem {
 using parallel::bucket_sort;
 
-Domain::Domain(const BdemScene& s, MPI_Comm c, const GlobalModel& model, PhaseTimers& timers)
+Domain::Domain(const BdemScene& s, MPI_Comm c, const Model& given, PhaseTimers& timers)
     : scene(s),
       comm(c),
       items_(c),
@@ -32,11 +31,18 @@ Domain::Domain(const BdemScene& s, MPI_Comm c, const GlobalModel& model, PhaseTi
       sum_(items_) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  Model copy;
+  if (!given.placed) {
+    copy = given;
+    place(copy, scene, comm);
+  }
+  const Model& model = given.placed ? given : copy;
   // Contact laws per material pair and per obstacle-material pair.
   n_materials_ = static_cast<int>(scene.materials.size());
   double e_max = 0;
   for (const auto& m : scene.materials) e_max = std::max(e_max, m.youngs_modulus);
   for (double r : model.radius) r_max = std::max(r_max, r);
+  MPI_Allreduce(MPI_IN_PLACE, &r_max, 1, MPI_DOUBLE, MPI_MAX, comm);
   const double k = scene.contact.stiffness > 0 ? scene.contact.stiffness : e_max * r_max;
   for (const auto& a : scene.materials)
     for (const auto& b : scene.materials) pair_law_.push_back(physics::combine(a, b, k));
@@ -58,60 +64,43 @@ Domain::Domain(const BdemScene& s, MPI_Comm c, const GlobalModel& model, PhaseTi
   skin = scene.contact.skin > 0 ? scene.contact.skin : automatic_skin;
   cutoff = 2 * r_max + skin;
   take_my_part(model);
-  if (model.x_ref.empty()) {
+  int restarted = !model.x_ref.empty();  // (a rank may hold no particle)
+  MPI_Allreduce(MPI_IN_PLACE, &restarted, 1, MPI_INT, MPI_MAX, comm);
+  if (!restarted) {
     rebuild();
     return;
   }
   // Restart: build ghosts and pair lists where the interrupted run last built them, so the pair pattern and
   // the rebuild schedule continue unchanged.
   const std::vector<Eigen::Vector3d> now(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n_owned));
-  for (std::size_t i = 0; i < n_owned; ++i) x[i] = model.x_ref[gid[i]];
+  std::copy(model.x_ref.begin(), model.x_ref.end(), x.begin());
   rebuild();
   std::copy(now.begin(), now.end(), x.begin());
   refresh_ghosts();
 }
 
-std::vector<int> Domain::model_owner_or_partition(const GlobalModel& g,
-                                                  const std::vector<std::array<std::int64_t, 2>>& edges) const {
-  if (g.owner_ranks == size && static_cast<std::int64_t>(g.owner.size()) == g.particles()) return g.owner;
-  return parallel::partition_graph(g.particles(), edges, size);
-}
-
-void Domain::take_my_part(const GlobalModel& g) {
+void Domain::take_my_part(const Model& g) {
   n_global = g.particles();
   bonds_global = g.bonds();
-  for (std::size_t i = 0; i < g.material.size(); ++i)
+  for (std::size_t i = 0; i < g.rows(); ++i)
     if (g.material[i] < 0 || g.material[i] >= n_materials_ ||
         g.constraint[i] >= static_cast<int>(scene.boundary_conditions.size()))
       throw InputError(scene.path + ": the scene has fewer materials or boundary conditions than the checkpoint uses");
-  // Graph: intact bonds plus touching neighbours (so unbonded granular scenes partition spatially too).
-  std::vector<std::array<std::int64_t, 2>> edges = geometry::touching_pairs(g.x, g.radius, scene.bonds.tolerance);
-  for (std::int64_t k = 0; k < g.bonds(); ++k)
-    if (g.intact[k]) edges.push_back(g.pair[k]);
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  const std::vector<int> part = model_owner_or_partition(g, edges);
-
-  std::vector<std::int64_t> mine;
-  for (std::int64_t i = 0; i < n_global; ++i)
-    if (part[i] == rank) mine.push_back(i);
-  items_.set_owned(std::move(mine));
+  items_.set_owned(g.id);
   n_owned = items_.owned();
-  for (std::size_t k = 0; k < n_owned; ++k) {
-    const auto i = static_cast<std::size_t>(gid[k]);
-    x[k] = g.x[i];
-    v[k] = g.v[i];
-    w[k] = g.w[i];
-    q[k] = g.q[i];
-    radius[k] = g.radius[i];
-    mass[k] = g.mass[i];
-    material[k] = g.material[i];
-    constraint[k] = g.constraint[i];
-  }
-  for (std::int64_t k = 0; k < g.bonds(); ++k) {
+  std::copy(g.x.begin(), g.x.end(), x.begin());
+  std::copy(g.v.begin(), g.v.end(), v.begin());
+  std::copy(g.w.begin(), g.w.end(), w.begin());
+  std::copy(g.q.begin(), g.q.end(), q.begin());
+  std::copy(g.radius.begin(), g.radius.end(), radius.begin());
+  std::copy(g.mass.begin(), g.mass.end(), mass.begin());
+  std::copy(g.material.begin(), g.material.end(), material.begin());
+  std::copy(g.constraint.begin(), g.constraint.end(), constraint.begin());
+  bonds.reserve(g.bond_rows());
+  for (std::size_t k = 0; k < g.bond_rows(); ++k) {
     const auto [a, b] = g.pair[k];
-    if (part[a] != rank) continue;
-    bonds.push_back(Bond{k, a, b, part[b], g.rest[k], g.strength[k][0], g.strength[k][1], g.intact[k] != 0, -1, -1});
+    bonds.push_back(Bond{g.bond_id[k], a, b, g.partner_owner[k], g.rest[k], g.strength[k][0], g.strength[k][1],
+                         g.intact[k] != 0, -1, -1});
   }
 }
 

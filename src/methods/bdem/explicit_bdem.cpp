@@ -4,7 +4,7 @@
 
 namespace percussion::bdem {
 
-ExplicitBdem::ExplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
+ExplicitBdem::ExplicitBdem(const BdemScene& scene, MPI_Comm comm, Model model)
     : BdemMethod(scene, comm, model), verlet_(scene_, d_, timers_) {
   verlet_.compute_forces();
   // A checkpoint carries the forces the next half-kick needs: contact damping saw the half-step velocity when
@@ -15,10 +15,9 @@ ExplicitBdem::ExplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalMo
     log::info("explicit: the checkpoint (" + model.written_by_integrator + ") holds no forces; recomputing them");
     return;
   }
-  for (std::size_t i = 0; i < d_.n_owned; ++i) {
-    verlet_.force[i] = model.force[d_.gid[i]];
-    verlet_.torque[i] = model.torque[d_.gid[i]];
-  }
+  if (model.force.empty()) return;  // (a rank without particles)
+  std::copy(model.force.begin(), model.force.end(), verlet_.force.begin());
+  std::copy(model.torque.begin(), model.torque.end(), verlet_.torque.begin());
 }
 
 void ExplicitBdem::advance() {

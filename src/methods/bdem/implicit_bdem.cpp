@@ -48,7 +48,7 @@ void warn_unused_restitution(const BdemScene& scene) {
 
 }  // namespace
 
-ImplicitBdem::ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
+ImplicitBdem::ImplicitBdem(const BdemScene& scene, MPI_Comm comm, Model model)
     : BdemMethod(scene, comm, model), scene_options_(scene), system_(comm, "bdem_", 6), verlet_(scene_, d_, timers_) {
   h_ = dt_;
   contact_k_ = d_.pair_law(0, 0).stiffness;  // one penalty stiffness for all pairs and obstacles (notes 2.7)
@@ -64,16 +64,13 @@ ImplicitBdem::ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalMo
   vgrad_p_.assign(d_.n_owned, Eigen::Vector3d::Zero());  // backward Euler keeps (and checkpoints) zeros
   vgrad_y_.assign(d_.n_owned, Eigen::Vector3d::Zero());
   // BDF2's x_{n−1}: a BDF2 checkpoint's (another form's run starts over with a backward-Euler step).
-  if (scene_.implicit.form == "bdf2" && model.written_by_form == "bdf2" && !model.bdf2_history.empty()) {
-    constexpr std::size_t w = GlobalModel::kBdf2HistoryWidth;
-    bdf2_history_.resize(w * d_.n_owned);
-    for (std::size_t i = 0; i < d_.n_owned; ++i)
-      std::copy_n(&model.bdf2_history[w * static_cast<std::size_t>(d_.gid[i])], w, &bdf2_history_[w * i]);
+  if (scene_.implicit.form == "bdf2" && model.written_by_form == "bdf2" && model.bdf2_history_step > 0) {
+    bdf2_history_ = std::move(model.bdf2_history);  // the owned particles' rows, in order
     bdf2_history_step_ = model.bdf2_history_step;
   }
   h_ = inertia_step(first_try_step());  // what a carried matrix was assembled with (restore_matrix)
   // (A checkpoint of an earlier version holds fewer numbers per particle: its matrix is assembled afresh.)
-  const bool has_matrix = model.newton_state.size() == static_cast<std::size_t>(kMatrixState) * model.radius.size();
+  const bool has_matrix = model.newton_width == kMatrixState;
   if (has_matrix && model.written_by_integrator == "implicit" && model.written_by_form == scene_.implicit.form &&
       model.time_step == dt_ && scene_.implicit.optimizer == "newton" && scene_.implicit.hessian_lag_contraction > 0)
     restore_matrix(model);  // what the interrupted run's next step keeps
@@ -94,9 +91,9 @@ ImplicitBdem::ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalMo
               "start does");
     return;
   }
-  for (std::size_t i = 0; i < d_.n_owned; ++i) {
-    vgrad_p_[i] = model.force[d_.gid[i]];
-    vgrad_y_[i] = model.torque[d_.gid[i]];
+  if (!model.force.empty()) {
+    std::copy(model.force.begin(), model.force.end(), vgrad_p_.begin());
+    std::copy(model.torque.begin(), model.torque.end(), vgrad_y_.begin());
   }
   vgrad_step_ = model.gradient_step > 0 ? model.gradient_step : model.time_step;
 }
@@ -432,7 +429,7 @@ void ImplicitBdem::solve_interval(double t, double h, int cuts_left, int prespli
 }
 
 ImplicitBdem::Bdf2Past ImplicitBdem::bdf2_past(std::size_t i) const {
-  const double* past = &bdf2_history_[GlobalModel::kBdf2HistoryWidth * i];
+  const double* past = &bdf2_history_[Model::kBdf2HistoryWidth * i];
   Bdf2Past p{Eigen::Map<const Eigen::Vector3d>(past), Eigen::Map<const Eigen::Vector3d>(past + 7),
              Eigen::Map<const Eigen::Vector3d>(past + 10), Eigen::Map<const Eigen::Vector4d>(past + 3)};
   if (p.q.dot(q_n_[i]) < 0) p.q = -p.q;  // the same rotation
@@ -440,7 +437,7 @@ ImplicitBdem::Bdf2Past ImplicitBdem::bdf2_past(std::size_t i) const {
 }
 
 void ImplicitBdem::keep_bdf2_history(double h) {
-  constexpr std::size_t w = GlobalModel::kBdf2HistoryWidth;
+  constexpr std::size_t w = Model::kBdf2HistoryWidth;
   bdf2_history_.resize(w * d_.n_owned);
   for (std::size_t i = 0; i < d_.n_owned; ++i) {
     double* past = &bdf2_history_[w * i];
@@ -495,7 +492,7 @@ double ImplicitBdem::first_try_step() const {
   return std::ldexp(dt_, -std::min(schedule_.fracture_depth, scene_.implicit.step_cuts));
 }
 
-void ImplicitBdem::restore_matrix(const GlobalModel& model) {
+void ImplicitBdem::restore_matrix(const Model& model) {
   // The interrupted run's next step would keep this matrix: assemble it at the state it was assembled at, on the
   // pairs the restart rebuilt where that run last built them.
   const std::size_t n = d_.n_owned;
@@ -509,7 +506,7 @@ void ImplicitBdem::restore_matrix(const GlobalModel& model) {
   p_n_.resize(n);
   q_n_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const double* m = &model.newton_state[kMatrixState * static_cast<std::size_t>(d_.gid[i])];
+    const double* m = &model.newton_state[kMatrixState * i];
     d_.x[i] = Eigen::Map<const Eigen::Vector3d>(m);
     d_.q[i] = Eigen::Map<const Eigen::Vector4d>(m + 3);
     q_hat_[i] = Eigen::Map<const Eigen::Vector4d>(m + 7);
@@ -533,24 +530,22 @@ void ImplicitBdem::restore_matrix(const GlobalModel& model) {
   vgrad_y_ = vgrad_y;
 }
 
-void ImplicitBdem::write_checkpoint(const std::string& path) {
+Model ImplicitBdem::snapshot() const {
   // The midpoint form carries ∇V at the last midpoint; backward Euler needs nothing and writes zeros. A Newton
   // matrix the next step may keep goes with the state it was assembled at.
   // (The next step's first try is a whole step, or the halving its fracture cuts start at: first_try_step.)
   // BDF2 adds its x_{n−1}; the midpoint form the length of the step its ∇V is from; fracture cuts their depth.
   const bool carries = matrix_carries(inertia_step(first_try_step()));
-  d_.write_checkpoint(path, step_, clock(), vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
-                      carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
-                      carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, schedule_);
+  return d_.snapshot(step_, clock(), vgrad_p_, vgrad_y_, "implicit", scene_.implicit.form,
+                     carries ? std::span<const double>(matrix_state_) : std::span<const double>(),
+                     carries ? kMatrixState : 0, bdf2_history_, bdf2_history_step_, vgrad_step_, schedule_);
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {
-  const double steps = static_cast<double>(std::max(1L, steps_run_));
-  const double newton = static_cast<double>(std::max(1L, newton_iterations_));
   std::map<std::string, double> counts{{"newton_iterations", static_cast<double>(newton_iterations_)},
           {"krylov_iterations", static_cast<double>(krylov_iterations_)},
-          {"newton_per_step", static_cast<double>(newton_iterations_) / steps},
-          {"krylov_per_newton", static_cast<double>(krylov_iterations_) / newton},
+          {"implicit_steps", static_cast<double>(steps_run_)},
+          {"transient_particle_steps", transient_particle_steps_},
           {"line_search_failures", static_cast<double>(line_search_failures_)},
           {"fallback_solves", static_cast<double>(fallback_solves_)},
           {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
@@ -581,11 +576,15 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"transient_steps", static_cast<double>(transient_steps_)},
           {"transient_full_rebuild_tests", static_cast<double>(verlet_.full_rebuild_tests)},
           {"explicit_step_rebuilds", static_cast<double>(verlet_.rebuilds)},
-          {"transient_moving_share", transient_steps_ > 0 ? transient_particle_steps_ / (static_cast<double>(
-                                                                transient_steps_) * static_cast<double>(d_.n_global))
-                                                          : 0.0},
           {"unconverged_steps", static_cast<double>(unconverged_steps_)}};
-  counts.merge(BdemMethod::counters());  // pair_rebuilds
+  for (const auto& [name, value] : BdemMethod::counters()) counts[name] += value;  // pair_rebuilds, carried counts
+  // Ratios of the totals, carried ones included.
+  counts["newton_per_step"] = counts["newton_iterations"] / std::max(1.0, counts["implicit_steps"]);
+  counts["krylov_per_newton"] = counts["krylov_iterations"] / std::max(1.0, counts["newton_iterations"]);
+  counts["transient_moving_share"] =
+      counts["transient_steps"] > 0
+          ? counts["transient_particle_steps"] / (counts["transient_steps"] * static_cast<double>(d_.n_global))
+          : 0.0;
   return counts;
 }
 

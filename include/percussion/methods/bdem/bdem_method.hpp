@@ -1,6 +1,6 @@
 #pragma once
 // What both BDEM integrators share: the scene, the distributed Domain, the step counter and the views
-// tests and tools read. Subclasses supply advance(), totals() and write_checkpoint().
+// tests and tools read. Subclasses supply advance(), totals() and snapshot().
 #include <mpi.h>
 
 #include <Eigen/Core>
@@ -17,8 +17,8 @@ namespace percussion::bdem {
 
 class BdemMethod : public Method {
  public:
-  BdemMethod(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model)
-      : scene_(scene), d_(scene_, comm, model, timers_), dt_(model.time_step), step_(model.step),
+  BdemMethod(const BdemScene& scene, MPI_Comm comm, Model& model)
+      : scene_(scene), d_(scene_, comm, placed(model, scene_, comm), timers_), dt_(model.time_step), step_(model.step),
         origin_time_(model.origin_time), origin_step_(model.origin_step) {}
 
   // Method interface: one fixed step per advance; frames and the end fall at the first step at or after their time.
@@ -33,18 +33,25 @@ class BdemMethod : public Method {
   }
   std::string work_unit() const override { return "particles"; }
   std::int64_t local_items() const override { return static_cast<std::int64_t>(d_.n_owned); }
+  double local_work() const override { return static_cast<double>(d_.n_owned + d_.pairs.size()); }
   std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(d_.x.size() - d_.n_owned); }
   ObservableSet observables() override { return named(totals()); }
   void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
   PhaseTimers& timers() override { return timers_; }
+  void write_checkpoint(const std::string& path) override { d_.write_checkpoint(path, snapshot()); }
+  std::unique_ptr<Method> rebalanced() override;  // create.cpp
   std::map<std::string, double> counters() const override {
-    return {{"pair_rebuilds", static_cast<double>(d_.rebuilds())}};
+    std::map<std::string, double> counts{{"pair_rebuilds", static_cast<double>(d_.rebuilds())}};
+    for (const auto& [name, value] : carried_) counts[name] += value;
+    return counts;
   }
 
   // BDEM's own view, for tests and tools.
   virtual void advance() = 0;  // one time step, collective
   // Energies, momenta, broken bonds and contacts over all ranks (collective).
   virtual Totals totals() = 0;
+  // Collective: the state as a checkpoint holds it (Domain::snapshot with what this integrator carries).
+  virtual Model snapshot() const = 0;
   long step() const { return step_; }
   std::int64_t global_particles() const { return d_.n_global; }
   std::int64_t global_bonds() const { return d_.bonds_global; }
@@ -66,6 +73,7 @@ class BdemMethod : public Method {
   Domain d_;
   double dt_ = 0;
   long step_ = 0;
+  std::map<std::string, double> carried_;  // the counters of the runs before a re-partition (rebalanced())
   double origin_time_ = 0;  // see StepClock
   long origin_step_ = 0;
   StepClock clock() const { return {dt_, origin_time_, origin_step_}; }

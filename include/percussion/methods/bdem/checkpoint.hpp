@@ -1,6 +1,7 @@
 #pragma once
-// Reading a bonded-DEM checkpoint back into a GlobalModel (every rank reads it whole, then keeps its part).
-// Writing is ExplicitBdem::write_checkpoint.
+// Reading a bonded-DEM checkpoint back into a Model: each rank reads a contiguous slice of every table's rows
+// (parallel HDF5 hyperslabs) and checks it; place() then moves the rows to their owners.
+// Writing is Domain::write_checkpoint.
 #include <mpi.h>
 
 #include <string>
@@ -9,6 +10,6 @@
 
 namespace percussion::bdem {
 
-GlobalModel model_from_checkpoint(const std::string& path, MPI_Comm comm);
+Model model_from_checkpoint(const std::string& path, MPI_Comm comm);
 
 }  // namespace percussion::bdem

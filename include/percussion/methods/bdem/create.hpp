@@ -18,5 +18,7 @@ std::string describe(const Scene& scene);
 std::unique_ptr<Method> create(const Scene& scene, MPI_Comm comm, const std::string& restart_file);
 // The same from a parsed (and perhaps edited) BDEM scene.
 std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, const std::string& restart_file);
+// The integrator the scene names, on a model from a scene, a checkpoint or a snapshot.
+std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, Model model);
 
 }  // namespace percussion::bdem

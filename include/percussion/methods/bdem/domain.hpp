@@ -1,7 +1,7 @@
 #pragma once
 // Bonded particles distributed over ranks: the state both BDEM integrators (explicit, implicit) advance.
 //
-// Particles keep the rank METIS gave them; each rank holds ghosts for its bonds' partners and for everything
+// Particles keep the rank the partitioner gave them; each rank holds ghosts for its bonds' partners and for everything
 // within the contact cut-off (Verlet lists with a skin). Every bond and contact pair is evaluated by the owner
 // of its smaller global id; results for ghosts travel back entry by entry and each particle adds its
 // contributions sorted by partner id. The sum therefore has the same terms in the same order on any rank
@@ -49,7 +49,8 @@ struct Pair {
 
 class Domain {
  public:
-  Domain(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model, PhaseTimers& timers);
+  // Takes the model's rows, placed on their owners (model.hpp's place(), on a copy if they are not yet).
+  Domain(const BdemScene& scene, MPI_Comm comm, const Model& model, PhaseTimers& timers);
 
   // Collective. True when some particle moved more than half the skin since the last rebuild, beyond a
   // displacement common to all (then the pair lists may miss a contact); also checks that the state is finite
@@ -101,19 +102,18 @@ class Domain {
   // interaction energy and contacts.
   Totals totals(double interaction_energy, long contacts) const;
   void write_frame(io::TrajectoryWriter& writer, long step, double time, const ObservableSet& o) const;
-  // integrator/form name the writer (attributes "integrator", "form"): they say what force/torque hold.
-  // newton_width > 0 (the same on every rank): newton_state holds that many numbers per owned particle
-  // (particles/newton_matrix_state). bdf2_history (13 numbers per owned particle, or empty on every rank):
-  // particles/bdf2_history, with the length of the step it spans as its attribute "step". gradient_step > 0: the
-  // length of the step whose midpoint force/torque are at, as particles/force's attribute "step". schedule: root
-  // attributes of its names, those that are not 0 (implicit runs).
-  void write_checkpoint(const std::string& path, long step, const StepClock& clock,
-                        std::span<const Eigen::Vector3d> force, std::span<const Eigen::Vector3d> torque,
-                        const std::string& integrator, const std::string& form,
-                        std::span<const double> newton_state = {},
-                        int newton_width = 0, std::span<const double> bdf2_history = {},
-                        double bdf2_history_step = 0, double gradient_step = 0,
-                        const StepSchedule& schedule = {}) const;
+  // The state as a checkpoint holds it (the owned particles' rows and their bonds, placed): what a restart or a
+  // re-partition continues. integrator/form name the writer: they say what force/torque hold. newton_width > 0
+  // (the same on every rank): newton_state holds that many numbers per owned particle. bdf2_history: 13 numbers per
+  // owned particle (or empty on every rank) and the length of the step it spans. gradient_step > 0: the length of
+  // the step whose midpoint force/torque are at. schedule: how an implicit run's next step starts.
+  Model snapshot(long step, const StepClock& clock, std::span<const Eigen::Vector3d> force,
+                 std::span<const Eigen::Vector3d> torque, const std::string& integrator, const std::string& form,
+                 std::span<const double> newton_state = {}, int newton_width = 0,
+                 std::span<const double> bdf2_history = {}, double bdf2_history_step = 0, double gradient_step = 0,
+                 const StepSchedule& schedule = {}) const;
+  // Collective: writes a snapshot of this domain as a checkpoint file (tables whose rows are global ids).
+  void write_checkpoint(const std::string& path, const Model& snapshot) const;
 
   const BdemScene& scene;
   MPI_Comm comm;
@@ -141,9 +141,7 @@ class Domain {
   double r_max = 0, skin = 0, cutoff = 0;
 
  private:
-  void take_my_part(const GlobalModel& g);
-  std::vector<int> model_owner_or_partition(const GlobalModel& g,
-                                            const std::vector<std::array<std::int64_t, 2>>& edges) const;
+  void take_my_part(const Model& g);
   void build_pairs();
   void build_routing();
 

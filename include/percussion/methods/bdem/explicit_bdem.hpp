@@ -10,12 +10,12 @@ namespace percussion::bdem {
 
 class ExplicitBdem final : public BdemMethod {
  public:
-  ExplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model);
+  ExplicitBdem(const BdemScene& scene, MPI_Comm comm, Model model);
 
   void advance() override;
   Totals totals() override { return d_.totals(verlet_.interaction_energy, verlet_.contacts); }
-  void write_checkpoint(const std::string& path) override {
-    d_.write_checkpoint(path, step_, clock(), verlet_.force, verlet_.torque, "explicit", "velocity_verlet");
+  Model snapshot() const override {
+    return d_.snapshot(step_, clock(), verlet_.force, verlet_.torque, "explicit", "velocity_verlet");
   }
 
  private:

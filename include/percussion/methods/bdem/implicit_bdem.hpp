@@ -42,11 +42,11 @@ class ScenePetscOptions {
 
 class ImplicitBdem final : public BdemMethod {
  public:
-  ImplicitBdem(const BdemScene& scene, MPI_Comm comm, const GlobalModel& model);
+  ImplicitBdem(const BdemScene& scene, MPI_Comm comm, Model model);
 
   void advance() override;
   Totals totals() override;
-  void write_checkpoint(const std::string& path) override;
+  Model snapshot() const override;
   std::map<std::string, double> counters() const override;
 
  private:
@@ -142,7 +142,7 @@ class ImplicitBdem final : public BdemMethod {
   // contact refreshes on and a preconditioner that follows the matrix alone.
   bool refreshes_carried_contacts() const;
   double first_try_step() const;  // the length of the next step's first try (whole, or as its fracture cuts start)
-  void restore_matrix(const GlobalModel& model);  // collective: a checkpoint's carried matrix, assembled again
+  void restore_matrix(const Model& model);  // collective: a checkpoint's carried matrix, assembled again
 
   ScenePetscOptions scene_options_;  // before system_: its KSP reads them
   // The incremental potential's step (inertia_step) for the interval being solved: dt_, or a half, quarter, ... of
@@ -168,7 +168,7 @@ class ImplicitBdem final : public BdemMethod {
   // The length of the step whose midpoint vgrad_p_ is at (0 = none yet): the next ẑ's kick is ½ h h_prev ∇V, the
   // variable-step midpoint rule, which is exact for a constant force whatever the two steps' lengths.
   double vgrad_step_ = 0;
-  // BDF2: per owned particle x, q, v, ω at the start of the last step (GlobalModel::kBdf2HistoryWidth numbers),
+  // BDF2: per owned particle x, q, v, ω at the start of the last step (Model::kBdf2HistoryWidth numbers),
   // and that step's length; 0 = none yet (the next step is a backward-Euler one). v_n_, w_n_: this step's start.
   std::vector<double> bdf2_history_;
   double bdf2_history_step_ = 0;
