@@ -236,21 +236,33 @@ void place(Model& m, const BdemScene& scene, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (m.whole && size > 1) cut_to_slice(m, rank, size);
-  // Bond rows first go to the holder of their first particle, so that both decide together.
-  std::vector<std::int64_t> firsts(m.bond_rows());
-  for (std::size_t k = 0; k < m.bond_rows(); ++k) firsts[k] = m.pair[k][0];
-  std::vector<int> bond_dest = parallel::find_owners(comm, m.id, m.particles_total, firsts);
-  if (std::find(bond_dest.begin(), bond_dest.end(), -1) != bond_dest.end())
-    throw std::logic_error("place: a bond's first particle is held by no rank");
-  const std::vector<int> here(m.rows(), rank);
-  move_rows(m, comm, here, bond_dest);
+  if (size == 1) {  // everything is here already
+    m.partner_owner.assign(m.bond_rows(), 0);
+    m.work.clear();
+    m.placed = true;
+    return;
+  }
+  // Bond rows first go to the holder of their first particle (a checkpoint's slices of particles and bonds are
+  // independent), so that both decide together.
+  int scattered = 0;
+  for (std::size_t k = 0; k < m.bond_rows() && !scattered; ++k)
+    scattered = !std::binary_search(m.id.begin(), m.id.end(), m.pair[k][0]);
+  MPI_Allreduce(MPI_IN_PLACE, &scattered, 1, MPI_INT, MPI_MAX, comm);
+  std::vector<int> bond_dest;
+  if (scattered) {
+    std::vector<std::int64_t> firsts(m.bond_rows());
+    for (std::size_t k = 0; k < m.bond_rows(); ++k) firsts[k] = m.pair[k][0];
+    bond_dest = parallel::find_owners(comm, m.id, m.particles_total, firsts);
+    if (std::find(bond_dest.begin(), bond_dest.end(), -1) != bond_dest.end())
+      throw std::logic_error("place: a bond's first particle is held by no rank");
+    const std::vector<int> here(m.rows(), rank);
+    move_rows(m, comm, here, bond_dest);
+  }
   std::vector<int> dest;
   if (m.owner_ranks == size && m.owner.size() == m.rows())
     dest = m.owner;
-  else if (size > 1)
-    dest = partition(m, scene, comm);
   else
-    dest.assign(m.rows(), 0);
+    dest = partition(m, scene, comm);
   bond_dest.resize(m.bond_rows());
   for (std::size_t k = 0; k < m.bond_rows(); ++k) bond_dest[k] = dest[row_of(m, m.pair[k][0])];
   move_rows(m, comm, dest, bond_dest);

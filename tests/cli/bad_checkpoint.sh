@@ -1,0 +1,44 @@
+# A corrupted checkpoint is refused before it is used: exit 2, a message naming the dataset, on 1 and 2 ranks (every
+# rank reads a slice; they agree on the first problem, none hangs).
+source "$(dirname "$0")/../support/cli_common.sh"
+scene=$INPUTS/bdem/drop_small.json
+python=/usr/bin/python3
+"$python" -c "import h5py" 2>/dev/null || { echo "bad_checkpoint: skipped, /usr/bin/python3 has no h5py"; exit 77; }
+expect_exit 0 "$PERCUSSION" run "$scene" --out "$SCRATCH/good" --steps 20
+good=$SCRATCH/good/checkpoints/latest
+
+# corrupt NAME PYTHON: a copy of the good run's directory whose latest checkpoint PYTHON changed (f is the file).
+corrupt() {
+  rm -rf "$SCRATCH/$1" && cp -r "$SCRATCH/good" "$SCRATCH/$1"
+  "$python" - "$SCRATCH/$1/checkpoints/latest" "$2" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    exec(sys.argv[2])
+PY
+}
+# expect_refused NAME MESSAGE: a restart of that copy on 1 and 2 ranks exits 2 naming MESSAGE.
+expect_refused() {
+  for np in 1 2; do
+    expect_exit 2 "$MPIEXEC" -n $np "$PERCUSSION" run "$scene" --out "$SCRATCH/$1" --restart "$SCRATCH/$1" --steps 40
+    expect_output "$2"
+  done
+}
+
+corrupt owner 'f["particles/owner"][5] = 7'
+expect_refused owner "particles/owner: an owner is outside [0, ranks_written)"
+corrupt partner 'p = f["bonds/pair"][...]; p[3] = [p[3][1], p[3][0]]; f["bonds/pair"][...] = p'
+expect_refused partner "bonds/pair: a pair is not two particle ids a < b below the particle count"
+corrupt far_partner 'p = f["bonds/pair"][...]; p[-1][1] = 10**9; f["bonds/pair"][...] = p'
+expect_refused far_partner "bonds/pair: a pair is not two particle ids a < b below the particle count"
+corrupt short 'x = f["particles/velocity"][:-1]; del f["particles/velocity"]; f["particles/velocity"] = x'
+expect_refused short "particles/velocity: expected"
+corrupt nan 'x = f["particles/position"][...]; x[10, 2] = np.nan; f["particles/position"][...] = x'
+expect_refused nan "particles/position, quaternion, velocity or angular_velocity: a value is not finite"
+corrupt radius 'r = f["particles/radius"][...]; r[0] = 0; f["particles/radius"][...] = r'
+expect_refused radius "particles/radius: a radius is not a positive finite number"
+corrupt step 'f.attrs["step"] = -4'
+expect_refused step "must be >= 0"
+
+# The good one still continues.
+expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/good" --restart "$SCRATCH/good" --steps 40
+echo "bad_checkpoint: owners, partners, shapes, non-finite values, radii and a negative step refused with the dataset named"
