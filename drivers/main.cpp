@@ -78,6 +78,13 @@ int main(int argc, char** argv) {
   } catch (const NumericalError& e) {
     log::error(e.what());
     code = kExitNumerical;
+  } catch (const OutputError& e) {
+    log::error(std::string("cannot write output: ") + e.what());
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // A fault only some ranks saw leaves the others in a collective: end them all, with the same code.
+    if (!e.collective() && size > 1) MPI_Abort(MPI_COMM_WORLD, kExitOutput);
+    code = kExitOutput;
   } catch (const std::exception& e) {
     // Unexpected: other ranks may be waiting in a collective, so take them all down.
     log::error(std::string("internal error: ") + e.what());

@@ -7,7 +7,7 @@
 // ROW = GLOBAL INDEX, so a file does not depend on the rank count that wrote it.
 //
 // Failures become exceptions naming the file and object: percussion::InputError when a file or
-// object that should be read is missing or of the wrong kind, std::runtime_error when writing fails,
+// object that should be read is missing or of the wrong kind, percussion::OutputError when writing fails,
 // std::invalid_argument when the caller passes inconsistent sizes (detected collectively, so every
 // rank throws). HDF5's own error-stack printing is switched off.
 #include <hdf5.h>
@@ -146,7 +146,8 @@ void write_string(hid_t loc, const std::string& name, const std::string& text);
 std::string read_string(hid_t loc, const std::string& name);
 
 // Runs `action` on rank 0 only (file-system work: directories, renames, text files). If it throws,
-// every rank throws the same message; InputError stays InputError. Collective.
+// every rank throws the same message; InputError stays InputError, and OutputError or a std::filesystem error
+// becomes a collective OutputError. Collective.
 void on_rank0(MPI_Comm comm, const std::function<void()>& action);
 
 }  // namespace percussion::io
