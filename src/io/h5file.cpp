@@ -20,6 +20,8 @@
 namespace percussion::io {
 namespace detail {
 
+bool g_write_failed = false;
+
 void silence_hdf5() {
   static const bool silenced = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -59,6 +61,7 @@ std::string hdf5_reason() {
 
 void fail_read(const std::string& what) { throw InputError(what + " (" + hdf5_reason() + ")"); }
 void fail_write(const std::string& what, hid_t loc) {
+  g_write_failed = true;
   const std::string message = what + " (" + hdf5_reason() + ")";
   if (loc >= 0) abort_if_shared(loc, message);
   throw OutputError(message);
@@ -241,6 +244,14 @@ H5File H5File::open_rw(MPI_Comm comm, const std::string& path) {
   return H5File(open_existing(comm, path, H5F_ACC_RDWR), path);
 }
 
+namespace {
+void close_file(hid_t id) {
+  if (H5Fclose(id) < 0) g_write_failed = true;
+}
+}  // namespace
+
+bool H5File::write_failed() { return g_write_failed; }
+
 H5File::H5File(H5File&& other) noexcept
     : id_(std::exchange(other.id_, H5I_INVALID_HID)), path_(std::move(other.path_)) {}
 
@@ -248,7 +259,7 @@ H5File& H5File::operator=(H5File&& other) noexcept {
   if (this != &other) {
     if (id_ >= 0) {
       forget_file(id_);
-      H5Fclose(id_);
+      close_file(id_);
     }
     id_ = std::exchange(other.id_, H5I_INVALID_HID);
     path_ = std::move(other.path_);
@@ -259,7 +270,7 @@ H5File& H5File::operator=(H5File&& other) noexcept {
 H5File::~H5File() {
   if (id_ < 0) return;
   forget_file(id_);
-  H5Fclose(id_);
+  close_file(id_);
 }
 
 void H5File::flush() {

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "percussion/core/error.hpp"
+#include "percussion/core/log.hpp"
 #include "percussion/io/h5file.hpp"
 
 namespace percussion::io {
@@ -182,7 +183,11 @@ void TrajectoryWriter::resume(long resume_step) {
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm_);
   if (failed) {
     file_ = H5File();  // closes it quietly on every rank
-    on_rank0(comm_, [&] { rewrite_trajectory_prefix(h5_path_, frames_.size()); });
+    on_rank0(comm_, [&] {
+      rewrite_trajectory_prefix(h5_path_, frames_.size());
+      log::warn(h5_path_ + ": its tail (a frame written half when the run stopped) could not be removed in place; "
+                "rewrote the file with its first " + std::to_string(frames_.size()) + " frames");
+    });
     file_ = H5File::open_rw(comm_, h5_path_);
   }
   H5Group observables = H5Group::open(file_.id(), "observables");

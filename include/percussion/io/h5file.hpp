@@ -59,6 +59,9 @@ class H5File {
   bool is_open() const { return id_ >= 0; }
   void flush();  // collective: everything written so far reaches the file, which is then complete on disk
   void close();  // collective
+  // True once any write or close failed (a full disk): HDF5 may still hold a broken file, on which its clean-up at
+  // MPI_Finalize crashes, so the program then ends without that clean-up.
+  static bool write_failed();
 
  private:
   H5File(hid_t id, std::string path) : id_(id), path_(std::move(path)) {}
