@@ -2,12 +2,15 @@
 #include <mpi.h>
 #include <petscsys.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli.hpp"
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
 #include "percussion/core/scene.hpp"
+#include "percussion/io/h5file.hpp"
 #include "percussion/io/inspect.hpp"
 #include "percussion/methods/registry.hpp"
 
@@ -78,6 +81,13 @@ int main(int argc, char** argv) {
   } catch (const NumericalError& e) {
     log::error(e.what());
     code = kExitNumerical;
+  } catch (const OutputError& e) {
+    log::error(std::string("cannot write output: ") + e.what());
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // A fault only some ranks saw leaves the others in a collective: end them all, with the same code.
+    if (!e.collective() && size > 1) MPI_Abort(MPI_COMM_WORLD, kExitOutput);
+    code = kExitOutput;
   } catch (const std::exception& e) {
     // Unexpected: other ranks may be waiting in a collective, so take them all down.
     log::error(std::string("internal error: ") + e.what());
@@ -86,6 +96,11 @@ int main(int argc, char** argv) {
   // Exit codes agree across ranks (rank 0's verdict wins for rank-0-only commands).
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   PetscFinalize();
+  // (A run that recovered from a failed write, by rewriting a trajectory's broken tail, ends normally.)
+  if (code != kExitDone && io::H5File::write_failed()) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   MPI_Finalize();
   return code;
 }

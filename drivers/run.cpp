@@ -1,6 +1,9 @@
 // `percussion run`: the one time loop every method shares — output cadence, checkpoints, signals, progress,
 // and the end-of-run summary.
+#include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,8 +20,11 @@
 #include "percussion/core/log.hpp"
 #include "percussion/core/scene.hpp"
 #include "percussion/io/checkpoint_files.hpp"
+#include "percussion/io/h5file.hpp"
+#include "percussion/io/output_lock.hpp"
 #include "percussion/io/trajectory.hpp"
 #include "percussion/methods/registry.hpp"
+#include "run_report.hpp"
 
 namespace fs = std::filesystem;
 
@@ -63,27 +69,71 @@ void check_output_dir(const RunArgs& args, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   int bad = 0;
-  if (rank == 0 && args.restart.empty() && !args.overwrite && fs::exists(args.out) &&
-      !(fs::is_directory(args.out) && fs::is_empty(args.out)))
-    bad = 1;
-  if (rank == 0 && fs::exists(args.out) && !fs::is_directory(args.out)) bad = 2;
+  std::error_code ec;
+  // Holds anything but this run's lock?
+  auto occupied = [&] {
+    for (const fs::directory_entry& entry : fs::directory_iterator(args.out, ec))
+      if (entry.path().filename() != io::OutputLock::kFileName) return true;
+    return false;
+  };
+  if (rank == 0 && args.restart.empty() && !args.overwrite && fs::is_directory(args.out, ec) && occupied()) bad = 1;
+  if (rank == 0 && fs::exists(args.out, ec) && !fs::is_directory(args.out, ec)) bad = 2;
   MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
   if (bad == 1)
     throw InputError(args.out + ": output directory exists and is not empty; use --overwrite to replace it, or --out");
   if (bad == 2) throw InputError(args.out + ": exists and is not a directory");
 }
 
+// (The output lock made the directory.) A file-system error here is an OutputError naming the path.
 void prepare_output_dir(const RunArgs& args, MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) {
-    fs::create_directories(args.out);
+  io::on_rank0(comm, [&] {
     if (args.restart.empty())
       for (const char* name : {"trajectory.h5", "trajectory.xdmf", "summary.json", "log.txt"})
         fs::remove(fs::path(args.out) / name);
     if (args.restart.empty()) fs::remove_all(fs::path(args.out) / "checkpoints");
+    // Can the run write here at all? Found now, not at the first frame.
+    const fs::path probe = fs::path(args.out) / ".percussion.probe";
+    std::ofstream file(probe);
+    if (!file) throw OutputError(args.out + ": cannot write in the output directory (" + std::strerror(errno) + ")");
+    file.close();
+    fs::remove(probe);
+  });
+}
+
+// Runs `action` on every rank; a failure on any rank becomes the same exception on every rank (an OutputError
+// from the lowest failing rank for file-system faults), so no rank is left waiting in a collective.
+// `cleanup` runs on rank 0 first when anything failed. (A failed write into a file that several ranks share ends
+// the program with exit 4 where it happens instead: unwinding would close the file in mismatched collectives.)
+template <class Action, class Cleanup>
+void agree(MPI_Comm comm, Action&& action, Cleanup&& cleanup) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int status = 0;  // 0 ok, 1 output, 2 numerical, 3 other
+  std::string message;
+  try {
+    action();
+  } catch (const OutputError& e) {
+    status = 1, message = e.what();
+  } catch (const fs::filesystem_error& e) {
+    status = 1, message = e.path1().string() + ": " + e.code().message();
+  } catch (const NumericalError& e) {
+    status = 2, message = e.what();
+  } catch (const std::exception& e) {
+    status = 3, message = e.what();
   }
-  MPI_Barrier(comm);
+  int worst[2] = {status, status ? rank : INT_MAX}, agreed[2];
+  MPI_Allreduce(&worst[0], &agreed[0], 1, MPI_INT, MPI_MAX, comm);
+  if (agreed[0] == 0) return;
+  if (status != agreed[0]) worst[1] = INT_MAX;
+  MPI_Allreduce(&worst[1], &agreed[1], 1, MPI_INT, MPI_MIN, comm);
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, agreed[1], comm);
+  message.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(message.data(), length, MPI_CHAR, agreed[1], comm);
+  if (rank == 0) cleanup();
+  if (agreed[0] == 1) throw OutputError(message, true);
+  if (agreed[0] == 2) throw NumericalError(message);
+  throw std::runtime_error(message);
 }
 
 std::string format_seconds(double s) {
@@ -95,33 +145,20 @@ std::string format_seconds(double s) {
   return o.str();
 }
 
-nlohmann::json observables_json(const ObservableSet& set) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const Observable& o : set.values()) {
-    if (o.value.size() == 1) {
-      out[o.name] = o.integer ? nlohmann::json(std::llround(o.value[0])) : nlohmann::json(o.value[0]);
-    } else {
-      out[o.name] = o.value;
-    }
-  }
-  return out;
-}
-
-// "kinetic 1.2, potential 3.4, ...; bonds_broken 0": the final observables for the log.
-std::string observables_text(const ObservableSet& set) {
-  std::ostringstream o;
-  o << std::setprecision(4);
-  for (const Observable& v : set.values()) {
-    o << (&v == &set.values().front() ? "" : ", ") << v.name << " ";
-    if (v.value.size() == 1) {
-      if (v.integer) o << std::llround(v.value[0]);
-      else o << v.value[0];
-    } else {
-      for (std::size_t k = 0; k < v.value.size(); ++k) o << (k ? " " : "[") << v.value[k];
-      o << "]";
-    }
-  }
-  return o.str();
+// What users see must be numbers: any observable that is not finite, or one that moved further than the method
+// says it can between two checks, stops the run (NumericalError, the same verdict on every rank).
+void check_observables(const Method& method, const ObservableSet& before, const ObservableSet& now) {
+  for (const Observable& o : now.values())
+    for (double v : o.value)
+      if (!std::isfinite(v)) {
+        std::ostringstream text;
+        text << "step " << method.steps() << ", t = " << method.time() << " s: observable '" << o.name
+             << "' is not finite (" << v << ")";
+        throw NumericalError(text.str());
+      }
+  const std::string why = method.implausible_change(before, now);
+  if (!why.empty())
+    throw NumericalError("step " + std::to_string(method.steps()) + ": " + why + "; the run is diverging");
 }
 
 // Times the run must stop at, every `interval` from time 0 (the k-th at k x interval, not accumulated, so a restart
@@ -132,13 +169,14 @@ class Schedule {
   bool on() const { return interval_ > 0; }
   double next() const { return on() ? static_cast<double>(k_) * interval_ : std::numeric_limits<double>::infinity(); }
   // Past every time the method has reached; returns whether any was.
+  // An interval far below the step passes many multiples in one step: start from the method's time, not from the
+  // last multiple (the scene check bounds the count of multiples to what a double counts exactly).
   bool pass(const Method& m) {
-    bool any = false;
-    while (on() && m.reached(next())) {
-      ++k_;
-      any = true;
-    }
-    return any;
+    if (!on() || !m.reached(next())) return false;
+    const double below = std::floor(m.time() / interval_) - 1;
+    if (below > static_cast<double>(k_)) k_ = static_cast<long>(below);
+    while (m.reached(next())) ++k_;
+    return true;
   }
 
  private:
@@ -161,6 +199,8 @@ int run(const RunArgs& args, int argc, char** argv) {
   std::string restart_file;
   if (!args.restart.empty()) restart_file = io::CheckpointDirectory::resolve(args.restart);
   check_output_dir(args, comm);
+  // One run per output directory, from here to the end (released on every exit that unwinds).
+  const io::OutputLock lock(comm, args.out);
   std::unique_ptr<Method> method = create_method(scene, comm, restart_file);
   const long start_step = method->steps();
   const double start_time = method->time();
@@ -200,11 +240,21 @@ int run(const RunArgs& args, int argc, char** argv) {
   checkpoint_times.pass(*method);
   long last_frame = restart_file.empty() ? -1 : start_step;
   long last_checkpoint = restart_file.empty() ? -1 : start_step;
+  std::string last_checkpoint_path = restart_file;
+  // Observables are checked before every frame and checkpoint, so neither records a diverged state.
+  ObservableSet checked = method->observables();
+  check_observables(*method, checked, checked);
+  auto check_state = [&]() {
+    ObservableSet now = method->observables();
+    check_observables(*method, checked, now);
+    checked = std::move(now);
+  };
   // Each frame carries what it cost since the previous one (io::FrameEffort): wall time, and the Newton and Krylov
   // iterations of the methods that count them.
   double effort_wall = MPI_Wtime();
   std::map<std::string, double> effort_counts = method->counters();
   auto write_frame = [&]() {
+    check_state();
     const double now = MPI_Wtime();
     const std::map<std::string, double> counts = method->counters();
     auto since = [&](const char* key) -> std::int64_t {
@@ -218,25 +268,39 @@ int run(const RunArgs& args, int argc, char** argv) {
     effort.newton_iterations = since("newton_iterations");
     effort.krylov_iterations = effort.newton_iterations < 0 ? -1 : since("krylov_iterations");
     writer.set_effort(effort);
-    method->write_frame(writer);
+    agree(comm, [&] { method->write_frame(writer); }, [] {});
     last_frame = method->steps();
     effort_wall = now;
     effort_counts = counts;
   };
-  if (restart_file.empty()) write_frame();
+  // A checkpoint that cannot be written leaves no temporary, and the previous one stays `latest`.
   auto checkpoint = [&]() {
+    check_state();
     const long s = method->steps();
-    method->write_checkpoint(checkpoints.temp_path(s));
+    const std::string temp = checkpoints.temp_path(s);
+    agree(comm, [&] { method->write_checkpoint(temp); }, [&] {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+    });
     checkpoints.commit(comm, s);
     last_checkpoint = s;
+    last_checkpoint_path = checkpoints.final_path(s);
   };
 
   Balancer balancer(comm, scene.balance);
-  std::string reason = "end time";
-  int exit_code = kExitDone;
+  RunRecord record;
+  record.args = &args;
+  record.scene = &scene;
+  record.restart_file = restart_file;
+  record.reason = "end time";
+  record.exit_code = kExitDone;
+  record.start_step = start_step;
+  record.wall_start = wall_start;
   double last_checkpoint_wall = MPI_Wtime(), last_progress = MPI_Wtime();
   const double loop_start = MPI_Wtime();
+  record.loop_start = loop_start;
   try {
+    if (restart_file.empty()) write_frame();
     while (!finished()) {
       method->advance(std::min({frames.next(), checkpoint_times.next(), scene.time.end}));
       const long s = method->steps();
@@ -250,8 +314,8 @@ int run(const RunArgs& args, int argc, char** argv) {
       int decide[2];
       MPI_Allreduce(local, decide, 2, MPI_INT, MPI_MAX, comm);
       if (decide[0]) {
-        reason = "signal";
-        exit_code = kExitRequeue;
+        record.reason = "signal";
+        record.exit_code = kExitRequeue;
         break;
       }
       const bool by_steps = scene.checkpoint.every_steps > 0 && s % scene.checkpoint.every_steps == 0;
@@ -273,73 +337,25 @@ int run(const RunArgs& args, int argc, char** argv) {
         log::info(o.str());
       }
     }
+    if (record.reason == "end time" && !method->reached(scene.time.end)) record.reason = "steps";
+    // The end of the scene gets a frame; a run stopped early leaves its state in the final checkpoint, so a
+    // restarted trajectory has exactly the frames of an uninterrupted one.
+    if (record.reason == "end time" && last_frame != method->steps()) write_frame();
+    writer.close();
+    if (last_checkpoint != method->steps()) checkpoint();
   } catch (const NumericalError& e) {
-    log::error(e.what());
-    return kExitNumerical;
+    // The state is not worth a checkpoint: the last good one stays `latest`, and the summary says why.
+    if (rank == 0) log::error(e.what());
+    record.reason = "numerical failure";
+    record.failure = e.what();
+    record.exit_code = kExitNumerical;
   }
-  if (reason == "end time" && !method->reached(scene.time.end)) reason = "steps";
-
-  // The end of the scene gets a frame; a run stopped early leaves its state in the final checkpoint, so a
-  // restarted trajectory has exactly the frames of an uninterrupted one.
-  if (reason == "end time" && last_frame != method->steps()) write_frame();
-  writer.close();
-  if (last_checkpoint != method->steps()) checkpoint();
-  const ObservableSet final_obs = method->observables();
-
-  // End-of-run report: time per phase over ranks, throughput.
-  const double wall = MPI_Wtime() - wall_start;
-  const double loop = MPI_Wtime() - loop_start;  // the time loop alone: no generation, bonding, partitioning
-  const auto stats = method->timers().reduce(comm, wall);
-  const long steps_run = method->steps() - start_step;
-  const double rate = loop > 0 ? work_items * static_cast<double>(steps_run) / loop : 0;
-  // Owned and ghost items per rank at the end, min / avg / max (LAMMPS's Nlocal / Nghost): the balance of the
-  // partition and the size of the halo.
-  const double mine[2] = {static_cast<double>(method->local_items()), static_cast<double>(method->local_ghosts())};
-  double lowest[2], highest[2], total[2];
-  MPI_Allreduce(mine, lowest, 2, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(mine, highest, 2, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(mine, total, 2, MPI_DOUBLE, MPI_SUM, comm);
-  nlohmann::json per_rank = nlohmann::json::object();
-  for (int k = 0; k < 2; ++k)
-    per_rank[k == 0 ? "owned" : "ghosts"] = {{"min", lowest[k]}, {"avg", total[k] / size}, {"max", highest[k]}};
-  if (rank == 0) {
-    std::ostringstream o;
-    o << "stopped at step " << method->steps() << ", t = " << method->time() << " s (" << reason << ")\n";
-    o << std::left << std::setw(20) << "phase" << std::right << std::setw(11) << "min s" << std::setw(11) << "avg s"
-      << std::setw(11) << "max s" << std::setw(8) << "%" << "\n";
-    for (const auto& s : stats)
-      o << std::left << std::setw(20) << s.name << std::right << std::fixed << std::setprecision(3) << std::setw(11)
-        << s.min << std::setw(11) << s.avg << std::setw(11) << s.max << std::setw(8) << std::setprecision(1)
-        << s.percent << "\n";
-    o << std::defaultfloat << std::setprecision(4) << "wall " << wall << " s, " << steps_run << " steps, "
-      << rate << " " << unit_name << "-steps/s, " << rate / size << " per core\n";
-    o << unit << " per rank (min / avg / max): owned " << lowest[0] << " / " << total[0] / size << " / "
-      << highest[0] << ", ghosts " << lowest[1] << " / " << total[1] / size << " / " << highest[1] << "\n";
-    o << observables_text(final_obs);
-    for (const auto& [name, value] : method->counters()) o << "\n" << name << " " << value;
-    if (scene.balance.every_steps > 0)
-      o << "\nbalance: " << balancer.summary()["rebalances"] << " re-partitions in " << balancer.summary()["checks"]
-        << " checks, work max/mean at the last " << balancer.summary()["last"];
-    if (exit_code == kExitRequeue) o << "\ncheckpointed on signal: restart with --restart " << args.out;
-    log::info(o.str());
-
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& s : stats) phases[s.name] = {{"min", s.min}, {"avg", s.avg}, {"max", s.max}, {"percent", s.percent}};
-    nlohmann::json summary = {
-        {"scene", scene.path}, {"method", scene.method}, {"integrator", method->variant()}, {"ranks", size},
-        {"sizes", sizes}, {"start_step", start_step}, {"steps", method->steps()}, {"steps_run", steps_run},
-        {"time_step", method->time_step()}, {"simulated_time", method->time()}, {"wall_seconds", wall},
-        {"loop_seconds", loop}, {"work_unit", unit}, {unit_name + "_steps_per_second", rate},
-        {unit_name + "_steps_per_second_per_core", rate / size}, {unit + "_per_rank", per_rank},
-        {"phases", phases}, {"counters", method->counters()}, {"final", observables_json(final_obs)}, {"exit", reason},
-        {"restarted_from", restart_file}, {"last_checkpoint", checkpoints.final_path(method->steps())},
-        {"balance", balancer.summary()}};
-    for (const auto& [name, count] : sizes) summary[name] = count;  // "particles", "bonds", ... at the top, too
-    std::ofstream(fs::path(args.out) / "summary.json") << summary.dump(2) << "\n";
-  }
+  record.last_checkpoint = last_checkpoint_path;
+  if (scene.balance.every_steps > 0) record.balance = balancer.summary();
+  report_run(*method, record, comm);
   (void)argc;
   (void)argv;
-  return exit_code;
+  return record.exit_code;
 }
 
 }  // namespace percussion::cli

@@ -30,10 +30,11 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.method = root.string("method");
   if (s.method.empty()) root.fail_at("method", "must name a method");
 
-  const JsonChecker time = root.object("time", {"end", "step", "step_factor"});
+  const JsonChecker time = root.object("time", {"end", "step", "step_factor", "allow_above_critical"});
   s.time.end = time.number("end", Range::positive());
   if (const auto step = time.find("step")) s.time.step = step->as_number(Range::positive());
   s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
+  s.time.allow_above_critical = time.boolean_or("allow_above_critical", s.time.allow_above_critical);
 
   s.output.frame_interval = root.object("output", {"frame_interval"}).number("frame_interval", Range::positive());
 

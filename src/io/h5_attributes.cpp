@@ -55,7 +55,7 @@ void write_scalar_attribute(hid_t loc, const std::string& name, hid_t file_type,
   H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   H5Handle attr(H5Acreate2(loc, name.c_str(), file_type, space.id(), H5P_DEFAULT, H5P_DEFAULT),
                 H5Aclose);
-  if (!attr.valid()) fail_write(describe(loc, "@" + name) + ": cannot create attribute");
+  if (!attr.valid()) fail_write(describe(loc, "@" + name) + ": cannot create attribute", loc);
   check_write(H5Awrite(attr.id(), mem_type, value), loc, "@" + name, "write attribute");
 }
 
@@ -151,7 +151,7 @@ void write_string(hid_t loc, const std::string& name, const std::string& text) {
   H5Pset_create_intermediate_group(lcpl.id(), 1);
   H5Handle dset(H5Dcreate2(loc, name.c_str(), type.id(), space.id(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT),
                 H5Dclose);
-  if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create string dataset");
+  if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create string dataset", loc);
   H5Handle fspace(H5Dget_space(dset.id()), H5Sclose);
   H5Handle mspace(H5Screate(H5S_SCALAR), H5Sclose);
   if (comm.rank() != 0) {

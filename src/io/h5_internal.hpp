@@ -20,7 +20,11 @@ void silence_hdf5();
 // The deepest message on HDF5's error stack (the actual cause), then clears the stack.
 std::string hdf5_reason();
 [[noreturn]] void fail_read(const std::string& what);
-[[noreturn]] void fail_write(const std::string& what);
+// An OutputError with HDF5's (or the system's) reason. With `loc` in a file shared by several ranks (MPI-IO) the
+// program ends instead, with exit code 4 on every rank (see abort_if_shared).
+[[noreturn]] void fail_write(const std::string& what, hid_t loc = H5I_INVALID_HID);
+// Ends every rank (MPI_Abort, code 4) after a failed write into a shared file; returns for a one-rank file.
+void abort_if_shared(hid_t loc, const std::string& message);
 void check_write(herr_t status, hid_t loc, const std::string& name, const char* action);
 
 // The communicator of the file holding `loc`, as H5File opened it (every file here is opened through H5File).

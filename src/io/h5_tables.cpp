@@ -40,7 +40,7 @@ H5Handle table_dataset(hid_t loc, const std::string& name, hid_t file_type, std:
   H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER);
   H5Handle dset(H5Dcreate2(loc, name.c_str(), file_type, space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
                 H5Dclose);
-  if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create dataset");
+  if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create dataset", loc);
   return dset;
 }
 
@@ -255,7 +255,7 @@ void append_row_impl(hid_t loc, const std::string& name, std::span<const T> row)
     dset = H5Handle(H5Dcreate2(loc, name.c_str(), Types<T>::file(), space.id(), lcpl.id(), dcpl.id(),
                                H5P_DEFAULT),
                     H5Dclose);
-    if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create table");
+    if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create table", loc);
   }
   const hsize_t n = rows_and_width(dset.id()).first;
   std::vector<hsize_t> dims = table_dims(static_cast<std::int64_t>(n) + 1, components);

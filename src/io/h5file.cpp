@@ -1,10 +1,16 @@
 // HDF5 files, groups, handles and links; the error handling and per-file communicator the other h5_*.cpp share.
 #include "percussion/io/h5file.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <array>
 #include <filesystem>
+#include <iostream>
 #include <map>
+#include <string_view>
 #include <stdexcept>
 #include <utility>
 
@@ -13,6 +19,8 @@
 
 namespace percussion::io {
 namespace detail {
+
+bool g_write_failed = false;
 
 void silence_hdf5() {
   static const bool silenced = [] {
@@ -23,24 +31,44 @@ void silence_hdf5() {
 }
 
 namespace {
-herr_t innermost_error(unsigned n, const H5E_error2_t* err, void* data) {
-  if (n == 0 && err != nullptr && err->desc != nullptr) *static_cast<std::string*>(data) = err->desc;
+// The innermost description, or the operating system's message where a file driver reports one ("... errno = 28,
+// error message = 'No space left on device', ...").
+struct Reason {
+  std::string innermost, system;
+};
+herr_t collect_reason(unsigned n, const H5E_error2_t* err, void* data) {
+  if (err == nullptr || err->desc == nullptr) return 0;
+  auto* reason = static_cast<Reason*>(data);
+  const std::string desc = err->desc;
+  if (n == 0) reason->innermost = desc;
+  constexpr std::string_view key = "error message = '";
+  const std::size_t at = desc.find(key);
+  if (reason->system.empty() && at != std::string::npos) {
+    const std::size_t begin = at + key.size(), end = desc.find('\'', begin);
+    reason->system = desc.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  }
   return 0;
 }
 }  // namespace
 
 std::string hdf5_reason() {
-  std::string reason;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_error, &reason);
+  Reason reason;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_reason, &reason);
   H5Eclear2(H5E_DEFAULT);
-  return reason.empty() ? std::string("HDF5 error") : "HDF5: " + reason;
+  if (!reason.system.empty()) return reason.system;
+  return reason.innermost.empty() ? std::string("HDF5 error") : "HDF5: " + reason.innermost;
 }
 
 void fail_read(const std::string& what) { throw InputError(what + " (" + hdf5_reason() + ")"); }
-void fail_write(const std::string& what) { throw std::runtime_error(what + " (" + hdf5_reason() + ")"); }
+void fail_write(const std::string& what, hid_t loc) {
+  g_write_failed = true;
+  const std::string message = what + " (" + hdf5_reason() + ")";
+  if (loc >= 0) abort_if_shared(loc, message);
+  throw OutputError(message);
+}
 
 void check_write(herr_t status, hid_t loc, const std::string& name, const char* action) {
-  if (status < 0) fail_write(describe(loc, name) + ": cannot " + action);
+  if (status < 0) fail_write(describe(loc, name) + ": cannot " + action, loc);
 }
 
 namespace {
@@ -79,6 +107,22 @@ void forget_file(hid_t id) {
   open_files().erase(it);
 }
 }  // namespace
+
+void abort_if_shared(hid_t loc, const std::string& message) {
+  H5Handle file(H5Iget_file_id(loc), H5Fclose);
+  const auto it = file.valid() ? open_files().find(file.id()) : open_files().end();
+  if (it == open_files().end() || !it->second.mpio) return;
+  // A write that failed on some ranks of a shared file leaves HDF5's collective state different on each: closing
+  // the file (as unwinding would) waits forever in mismatched collectives. End every rank instead, removing a file
+  // that was being written under a temporary name (a checkpoint) so that no half-written file is left.
+  std::cerr << "error: cannot write output: " << message << std::endl;
+  const ssize_t length = H5Fget_name(file.id(), nullptr, 0);
+  std::string path(static_cast<std::size_t>(std::max<ssize_t>(length, 0)) + 1, '\0');
+  if (length > 0) H5Fget_name(file.id(), path.data(), path.size());
+  path.resize(static_cast<std::size_t>(std::max<ssize_t>(length, 0)));
+  if (path.ends_with(".tmp")) ::unlink(path.c_str());
+  MPI_Abort(MPI_COMM_WORLD, kExitOutput);
+}
 
 FileComm::FileComm(hid_t loc) {
   H5Handle file(H5Iget_file_id(loc), H5Fclose);
@@ -181,6 +225,9 @@ hid_t open_existing(MPI_Comm comm, const std::string& path, unsigned flags) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
   if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an HDF5 file");
+  // A file we must write but cannot (read-only file system, permissions) is an output fault, not bad input.
+  if ((flags & H5F_ACC_RDWR) && ::access(path.c_str(), W_OK) != 0)
+    throw OutputError(path + ": cannot open for writing (" + std::strerror(errno) + ")");
   H5Handle fapl = file_access(comm);
   const hid_t id = H5Fopen(path.c_str(), flags, fapl.id());
   if (id < 0) fail_read(path + ": not a readable HDF5 file");
@@ -197,6 +244,14 @@ H5File H5File::open_rw(MPI_Comm comm, const std::string& path) {
   return H5File(open_existing(comm, path, H5F_ACC_RDWR), path);
 }
 
+namespace {
+void close_file(hid_t id) {
+  if (H5Fclose(id) < 0) g_write_failed = true;
+}
+}  // namespace
+
+bool H5File::write_failed() { return g_write_failed; }
+
 H5File::H5File(H5File&& other) noexcept
     : id_(std::exchange(other.id_, H5I_INVALID_HID)), path_(std::move(other.path_)) {}
 
@@ -204,7 +259,7 @@ H5File& H5File::operator=(H5File&& other) noexcept {
   if (this != &other) {
     if (id_ >= 0) {
       forget_file(id_);
-      H5Fclose(id_);
+      close_file(id_);
     }
     id_ = std::exchange(other.id_, H5I_INVALID_HID);
     path_ = std::move(other.path_);
@@ -215,11 +270,11 @@ H5File& H5File::operator=(H5File&& other) noexcept {
 H5File::~H5File() {
   if (id_ < 0) return;
   forget_file(id_);
-  H5Fclose(id_);
+  close_file(id_);
 }
 
 void H5File::flush() {
-  if (id_ >= 0 && H5Fflush(id_, H5F_SCOPE_LOCAL) < 0) fail_write(path_ + ": cannot flush HDF5 file");
+  if (id_ >= 0 && H5Fflush(id_, H5F_SCOPE_LOCAL) < 0) fail_write(path_ + ": cannot flush HDF5 file", id_);
 }
 
 void H5File::close() {
@@ -234,7 +289,7 @@ H5Group H5Group::create(hid_t loc, const std::string& name) {
   H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.id(), 1);
   H5Handle group(H5Gcreate2(loc, name.c_str(), lcpl.id(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!group.valid()) fail_write(describe(loc, name) + ": cannot create group");
+  if (!group.valid()) fail_write(describe(loc, name) + ": cannot create group", loc);
   return H5Group(std::move(group));
 }
 
@@ -269,6 +324,8 @@ bool exists(hid_t loc, const std::string& path) {
 }
 
 std::string describe(hid_t loc, const std::string& name) {
+  // Keep the error stack of a failure being reported: the calls below would clear it.
+  const hid_t pending = H5Eget_current_stack();
   std::string file;
   const ssize_t file_len = H5Fget_name(loc, nullptr, 0);
   if (file_len > 0) {
@@ -284,6 +341,7 @@ std::string describe(hid_t loc, const std::string& name) {
     object.resize(static_cast<std::size_t>(obj_len));
   }
   H5Eclear2(H5E_DEFAULT);
+  if (pending >= 0) H5Eset_current_stack(pending);
   std::string full;
   if (!name.empty() && name.front() == '/') {
     full = name;
@@ -347,7 +405,7 @@ bool holds_integers(hid_t loc, const std::string& name) {
 void on_rank0(MPI_Comm comm, const std::function<void()>& action) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  // status: 0 ok, 1 InputError, 2 any other failure
+  // status: 0 ok, 1 InputError, 2 any other failure, 3 OutputError (a file-system error is one too)
   int status = 0;
   std::string message;
   if (rank == 0) {
@@ -356,6 +414,12 @@ void on_rank0(MPI_Comm comm, const std::function<void()>& action) {
     } catch (const InputError& e) {
       status = 1;
       message = e.what();
+    } catch (const OutputError& e) {
+      status = 3;
+      message = e.what();
+    } catch (const std::filesystem::filesystem_error& e) {
+      status = 3;
+      message = e.path1().string() + ": " + e.code().message();
     } catch (const std::exception& e) {
       status = 2;
       message = e.what();
@@ -368,6 +432,7 @@ void on_rank0(MPI_Comm comm, const std::function<void()>& action) {
   message.resize(static_cast<std::size_t>(length));
   MPI_Bcast(message.data(), length, MPI_CHAR, 0, comm);
   if (status == 1) throw InputError(message);
+  if (status == 3) throw OutputError(message, true);
   throw std::runtime_error(message);
 }
 

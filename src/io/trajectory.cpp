@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "percussion/core/error.hpp"
+#include "percussion/core/log.hpp"
 #include "percussion/io/h5file.hpp"
 
 namespace percussion::io {
@@ -141,7 +142,7 @@ void TrajectoryWriter::resume(long resume_step) {
   check_layout();
 
   // Frames and observable rows are written together; keep their common prefix with step <=
-  // resume_step (a frame interrupted before its observables row is dropped too).
+  // resume_step (a frame interrupted before its observables row is dropped too, and so is one that cannot be read).
   std::vector<std::int64_t> rows;
   if (exists(file_.id(), "observables/step")) rows = read_all_int(file_.id(), "observables/step");
   std::vector<std::string> names = members(file_.id(), "frames");
@@ -154,24 +155,43 @@ void TrajectoryWriter::resume(long resume_step) {
   frames_.clear();
   for (std::size_t i = 0; i < frame_names.size() && i < rows.size(); ++i) {
     if (frame_names[i] != frame_name(static_cast<int>(i))) break;
-    H5Group group = H5Group::open(file_.id(), "frames/" + frame_names[i]);
-    const long step = static_cast<long>(read_attribute_int(group.id(), "step"));
-    if (step > resume_step || step != rows[i] || !frame_complete(group.id())) break;
-    const std::int64_t bonds = layout_.particles ? shape(group.id(), "bonds").at(0) : 0;
-    frames_.push_back({step, read_attribute_double(group.id(), "time"), bonds});
+    try {
+      H5Group group = H5Group::open(file_.id(), "frames/" + frame_names[i]);
+      const long step = static_cast<long>(read_attribute_int(group.id(), "step"));
+      if (step > resume_step || step != rows[i] || !frame_complete(group.id())) break;
+      const std::int64_t bonds = layout_.particles ? shape(group.id(), "bonds").at(0) : 0;
+      frames_.push_back({step, read_attribute_double(group.id(), "time"), bonds});
+    } catch (const std::exception&) {
+      break;
+    }
   }
-  for (const std::string& name : names)
-    if (is_frame_name(name) && std::stol(name) >= static_cast<long>(frames_.size()))
-      remove(file_.id(), "frames/" + name);
-  {
+  // Cut in place; where HDF5 cannot (a half-written frame it cannot delete), rewrite the kept prefix.
+  int failed = 0;
+  try {
+    for (const std::string& name : names)
+      if (is_frame_name(name) && std::stol(name) >= static_cast<long>(frames_.size()))
+        remove(file_.id(), "frames/" + name);
     // Every table keeps a row per kept frame; one that was shorter (an effort row out of step) stays shorter.
     H5Group observables = H5Group::open(file_.id(), "observables");
     const auto kept = static_cast<std::int64_t>(frames_.size());
     for (const std::string& name : members(file_.id(), "observables"))
       if (shape(observables.id(), name).at(0) > kept) resize_rows(observables.id(), name, kept);
-    load_columns(observables.id());
+    file_.flush();
+  } catch (const OutputError&) {
+    failed = 1;
   }
-  file_.flush();
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm_);
+  if (failed) {
+    file_ = H5File();  // closes it quietly on every rank
+    on_rank0(comm_, [&] {
+      rewrite_trajectory_prefix(h5_path_, frames_.size());
+      log::warn(h5_path_ + ": its tail (a frame written half when the run stopped) could not be removed in place; "
+                "rewrote the file with its first " + std::to_string(frames_.size()) + " frames");
+    });
+    file_ = H5File::open_rw(comm_, h5_path_);
+  }
+  H5Group observables = H5Group::open(file_.id(), "observables");
+  load_columns(observables.id());
 }
 
 void TrajectoryWriter::write_frame(long step, double time, std::span<const Observable> observables,

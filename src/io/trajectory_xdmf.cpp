@@ -1,5 +1,6 @@
 // trajectory.xdmf: an XDMF 2 temporal collection of the frames in trajectory.h5, one spatial collection per frame
 // with a grid per kind (particles and their bonds, the mesh, the bodies), which ParaView's Xdmf reader opens.
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,8 @@
 #include <stdexcept>
 
 #include "percussion/io/trajectory.hpp"
+
+#include "percussion/core/error.hpp"
 
 namespace percussion::io {
 namespace {
@@ -130,12 +133,17 @@ void TrajectoryWriter::write_xdmf() {
   text += kXdmfTail;
 
   // Write-then-rename: a viewer polling the file never sees half of it.
+  std::error_code ignored;
   const std::string temp = xdmf_path_ + ".tmp";
   {
     std::ofstream file(temp, std::ios::trunc | std::ios::binary);
     file << text;
     file.close();
-    if (!file) throw std::runtime_error(temp + ": cannot write");
+    if (!file) {
+      const int err = errno;
+      fs::remove(temp, ignored);
+      throw OutputError(temp + ": cannot write (" + std::strerror(err) + ")");
+    }
   }
   fs::rename(temp, xdmf_path_);
 }
@@ -150,7 +158,7 @@ void TrajectoryWriter::append_xdmf() {
   file.seekp(xdmf_tail_);
   file << text;
   file.close();
-  if (!file) throw std::runtime_error(xdmf_path_ + ": cannot write");
+  if (!file) throw OutputError(xdmf_path_ + ": cannot write (" + std::strerror(errno) + ")");
   xdmf_tail_ += static_cast<std::streamoff>(text.size()) - static_cast<std::streamoff>(std::strlen(kXdmfTail));
 }
 

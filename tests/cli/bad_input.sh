@@ -1,24 +1,8 @@
 # Every kind of bad input: exit code 2, one message naming the file and the JSON path, nothing written.
 source "$(dirname "$0")/../support/cli_common.sh"
 
+source "$(dirname "$0")/../support/cli_scenes.sh"
 good=$INPUTS/bdem/beam_snap_small.json
-# mutate JQ-like: python would be simplest, but tests must not depend on it; use sed on a compact copy.
-# scene TEXT [NAME]: TEXT into $SCRATCH/NAME.json (default s.json, which the next call overwrites); prints the path.
-scene() { local f="$SCRATCH/${2:-s}.json"; echo "$1" > "$f"; echo "$f"; }
-base='{"method":"bdem","materials":[{"name":"m","density":1000,"youngs_modulus":1e7,"tensile_strength":3e4}],
-"bodies":[{"material":"m","particle_radius":0.02,"shape":{"type":"box","min":[0,0,0],"max":[0.2,0.2,0.2]}}],
-"time":{"end":0.01},"output":{"frame_interval":0.001}}'
-
-check_bad() {  # check_bad SCENE_TEXT EXPECTED_SUBSTRING
-  local f
-  f=$(scene "$1")
-  rm -rf "$SCRATCH/out"
-  expect_exit 2 "$PERCUSSION" run "$f" --out "$SCRATCH/out"
-  expect_output "$f: $2"
-  [ ! -e "$SCRATCH/out" ] || fail "output written for bad input ($2)"
-  expect_exit 2 "$PERCUSSION" check "$f"
-  expect_output "$f: $2"
-}
 
 # The base scene is valid.
 expect_exit 0 "$PERCUSSION" check "$(scene "$base")"

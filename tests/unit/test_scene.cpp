@@ -139,6 +139,7 @@ TEST(Scene, FullSceneParsesIntoExpectedValues) {
   ASSERT_TRUE(s.time.step.has_value());
   EXPECT_DOUBLE_EQ(*s.time.step, 2.6e-5);
   EXPECT_DOUBLE_EQ(s.time.step_factor, 0.2);
+  EXPECT_FALSE(s.time.allow_above_critical);  // an explicit step above the critical one is refused by default
   EXPECT_DOUBLE_EQ(s.output.frame_interval, 0.001);
   EXPECT_EQ(s.checkpoint.every_steps, 1000);  // 1e3 is an integral number
   EXPECT_DOUBLE_EQ(s.checkpoint.every_minutes, 2.5);
@@ -259,7 +260,7 @@ TEST(Scene, BadInputsAreReportedWithPointerAndReason) {
       {"/bodies/0/shpe", 1, "t.json: /bodies/0/shpe: unknown key (expected one of: material, shape, "
                             "particle_radius, bonded, velocity, angular_velocity)"},
       {"/bodies/0/shape/radius", 1, "/bodies/0/shape/radius: unknown key (expected one of: type, min, max)"},
-      {"/time/dt", 1, "/time/dt: unknown key (expected one of: end, step, step_factor)"},
+      {"/time/dt", 1, "/time/dt: unknown key (expected one of: end, step, step_factor, allow_above_critical)"},
       {"/a~1b", 1, "t.json: /a~1b: unknown key"},  // pointer escaping of "a/b"
       // wrong types
       {"/materials/0/density", "1000", "/materials/0/density: expected a number, got string \"1000\""},

@@ -16,6 +16,7 @@ struct TimeControl {
   double end = 0;               // simulated end time, s, > 0
   std::optional<double> step;   // fixed time step, s; if absent: step_factor x the method's stable step
   double step_factor = 0.2;     // (0, 1]
+  bool allow_above_critical = false;  // run an explicit `step` above the method's stability limit
 };
 
 struct OutputControl {

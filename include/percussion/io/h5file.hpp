@@ -7,7 +7,7 @@
 // ROW = GLOBAL INDEX, so a file does not depend on the rank count that wrote it.
 //
 // Failures become exceptions naming the file and object: percussion::InputError when a file or
-// object that should be read is missing or of the wrong kind, std::runtime_error when writing fails,
+// object that should be read is missing or of the wrong kind, percussion::OutputError when writing fails,
 // std::invalid_argument when the caller passes inconsistent sizes (detected collectively, so every
 // rank throws). HDF5's own error-stack printing is switched off.
 #include <hdf5.h>
@@ -59,6 +59,9 @@ class H5File {
   bool is_open() const { return id_ >= 0; }
   void flush();  // collective: everything written so far reaches the file, which is then complete on disk
   void close();  // collective
+  // True once any write or close failed (a full disk): HDF5 may still hold a broken file, on which its clean-up at
+  // MPI_Finalize crashes, so the program then ends without that clean-up.
+  static bool write_failed();
 
  private:
   H5File(hid_t id, std::string path) : id_(id), path_(std::move(path)) {}
@@ -146,7 +149,8 @@ void write_string(hid_t loc, const std::string& name, const std::string& text);
 std::string read_string(hid_t loc, const std::string& name);
 
 // Runs `action` on rank 0 only (file-system work: directories, renames, text files). If it throws,
-// every rank throws the same message; InputError stays InputError. Collective.
+// every rank throws the same message; InputError stays InputError, and OutputError or a std::filesystem error
+// becomes a collective OutputError. Collective.
 void on_rank0(MPI_Comm comm, const std::function<void()>& action);
 
 }  // namespace percussion::io

@@ -43,6 +43,13 @@ class Method {
   // evaluate); what load balancing evens out.
   virtual double local_work() const { return static_cast<double>(local_items()); }
   virtual ObservableSet observables() = 0;                     // collective, same on every rank
+  // The method's bound on how its observables can change between two of the driver's checks (before each frame and
+  // checkpoint): a message naming the quantity that went beyond it ("kinetic energy grew from 1 J to 5e+09 J ..."),
+  // or empty. The driver stops the run with exit 3 on it, as on any observable that is not finite. Same verdict on
+  // every rank (it sees only the observables).
+  virtual std::string implausible_change(const ObservableSet& /*before*/, const ObservableSet& /*now*/) const {
+    return {};
+  }
   virtual void write_frame(io::TrajectoryWriter& writer) = 0;  // collective
   virtual void write_checkpoint(const std::string& path) = 0;  // collective
   // Collective. The same state with its items re-partitioned over the ranks (as a checkpoint and a restart on the

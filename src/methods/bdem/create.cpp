@@ -7,13 +7,14 @@
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
+#include "percussion/methods/bdem/derived_checks.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 #include "percussion/methods/bdem/scene.hpp"
 
 namespace percussion::bdem {
 
-void validate(const Scene& scene) { parse_scene(scene); }
+void validate(const Scene& scene) { check_derived(parse_scene(scene)); }
 
 std::string describe(const Scene& common) {
   const BdemScene scene = parse_scene(common);

@@ -11,6 +11,7 @@
 
 #include "percussion/methods/bdem/totals.hpp"
 #include "percussion/methods/bdem/domain.hpp"
+#include "percussion/methods/bdem/plausibility.hpp"
 #include "percussion/methods/method.hpp"
 
 namespace percussion::bdem {
@@ -19,7 +20,9 @@ class BdemMethod : public Method {
  public:
   BdemMethod(const BdemScene& scene, MPI_Comm comm, Model& model)
       : scene_(scene), d_(scene_, comm, placed(model, scene_, comm), timers_), dt_(model.time_step), step_(model.step),
-        origin_time_(model.origin_time), origin_step_(model.origin_step) {}
+        origin_time_(model.origin_time), origin_step_(model.origin_step), energy_bound_(d_, scene_, time()) {
+    if (step_ == 0) warn_initial_overlaps(d_);
+  }
 
   // Method interface: one fixed step per advance; frames and the end fall at the first step at or after their time.
   std::string variant() const override { return scene_.integrator; }
@@ -36,6 +39,9 @@ class BdemMethod : public Method {
   double local_work() const override { return static_cast<double>(d_.n_owned + d_.pairs.size()); }
   std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(d_.x.size() - d_.n_owned); }
   ObservableSet observables() override { return named(totals()); }
+  std::string implausible_change(const ObservableSet& before, const ObservableSet& now) const override {
+    return energy_bound_.exceeded(before, now, time());
+  }
   void write_frame(io::TrajectoryWriter& writer) override { d_.write_frame(writer, step_, time(), observables()); }
   PhaseTimers& timers() override { return timers_; }
   void write_checkpoint(const std::string& path) override { d_.write_checkpoint(path, snapshot()); }
@@ -76,6 +82,7 @@ class BdemMethod : public Method {
   std::map<std::string, double> carried_;  // the counters of the runs before a re-partition (rebalanced())
   double origin_time_ = 0;  // see StepClock
   long origin_step_ = 0;
+  EnergyBound energy_bound_;
   StepClock clock() const { return {dt_, origin_time_, origin_step_}; }
   static ObservableSet named(const Totals& o) {
     ObservableSet set;
