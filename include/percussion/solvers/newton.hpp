@@ -50,8 +50,8 @@ class NewtonProblem {
   // contact pairs, or a cap on how far an item moves); infinity for none. The loop takes the minimum over ranks.
   virtual double step_bound() const { return std::numeric_limits<double>::infinity(); }
 
-  // Collective: the line search's first trial, at most `alpha` (min(1, bound)): e.g. the minimiser of a model
-  // of Φ along the direction. `slope` is global; `newton` as search_direction() said (false after the descent fallback).
+  // Collective: the line search's first trial, at most `alpha` (min(1, bound)): e.g. the minimiser of a model of Φ
+  // along the direction. `slope` is global; `newton` as search_direction() said (false after the descent fallback).
   virtual double first_trial(double alpha, double slope, bool newton) { return alpha; }
 
   // Local: the line search is about to start from the iterate with trials from `alpha` down (keep the base).

@@ -268,7 +268,8 @@ bool ImplicitBdem::search_direction(int iteration, double res) {
   std::vector<double>&rhs = min_.rhs, &y = min_.y;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t row = static_cast<std::size_t>(system_.local_row(i));  // (the system's row order)
-    for (int k = 0; k < 6; ++k) rhs[6 * row + k] = -scale_[i][k] * gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
+    // [ERRATUM] Alg. 2 line 7 prints +grad
+    for (int k = 0; k < 6; ++k) rhs[6 * row + k] = -scale_[i][k] * gradient_[i][k];
   }
   {
     ScopedPhase timer(timers_, Phase::Solve);
