@@ -306,7 +306,7 @@ void ImplicitBdem::advance() {
     ++block_jacobi_steps_;
   }
   factor_tried_ = factor_shifted_ = false;
-  const long newton_before = newton_iterations_, minimisations_before = minimisations_;
+  const long newton_before = newton_.counters().iterations, minimisations_before = newton_.counters().minimisations;
   if (scene_.implicit.fracture_integrator == "explicit" && schedule_.explicit_intervals > 0) {
     --schedule_.explicit_intervals;  // (explicit_interval opens the window again if bonds break)
     keep_interval_start();
@@ -317,9 +317,10 @@ void ImplicitBdem::advance() {
   // The next step's depth: a fracture cut's, else by this step's Newton effort (implicit.split_above_iterations).
   int next = start - 1;
   const double split = scene_.implicit.split_above_iterations;
-  if (split > 0 && minimisations_ > minimisations_before) {
-    const double per = static_cast<double>(newton_iterations_ - newton_before) /
-                       static_cast<double>(minimisations_ - minimisations_before);
+  const solvers::NewtonCounters& effort = newton_.counters();
+  if (split > 0 && effort.minimisations > minimisations_before) {
+    const double per = static_cast<double>(effort.iterations - newton_before) /
+                       static_cast<double>(effort.minimisations - minimisations_before);
     if (per > split && start < scene_.implicit.step_cuts) {
       next = start + 1;
       ++iteration_splits_;
@@ -542,11 +543,14 @@ Model ImplicitBdem::snapshot() const {
 }
 
 std::map<std::string, double> ImplicitBdem::counters() const {
-  std::map<std::string, double> counts{{"newton_iterations", static_cast<double>(newton_iterations_)},
+  const solvers::NewtonCounters& solver = newton_.counters();
+  std::map<std::string, double> counts{{"newton_iterations", static_cast<double>(solver.iterations)},
           {"krylov_iterations", static_cast<double>(krylov_iterations_)},
           {"implicit_steps", static_cast<double>(steps_run_)},
           {"transient_particle_steps", transient_particle_steps_},
-          {"line_search_failures", static_cast<double>(line_search_failures_)},
+          {"line_search_failures", static_cast<double>(solver.line_search_failures)},
+          {"descent_fallbacks", static_cast<double>(solver.descent_fallbacks)},
+          {"bounded_steps", static_cast<double>(solver.bounded_steps)},
           {"fallback_solves", static_cast<double>(fallback_solves_)},
           {"fallback_steps", static_cast<double>(block_jacobi_steps_)},
           {"gauss_seidel_partial_set_ups", static_cast<double>(system_.gauss_seidel_updates())},
@@ -561,9 +565,9 @@ std::map<std::string, double> ImplicitBdem::counters() const {
           {"active_set_stops", static_cast<double>(active_set_stops_)},
           {"contact_normal_updates", static_cast<double>(contact_normal_updates_)},
           {"carried_hessians", static_cast<double>(carried_hessians_)},
-          {"line_search_extrapolations", static_cast<double>(extrapolations_)},
-          {"line_search_extrapolations_tried", static_cast<double>(extrapolations_tried_)},
-          {"line_search_trials", static_cast<double>(line_search_trials_)},
+          {"line_search_extrapolations", static_cast<double>(solver.extrapolations)},
+          {"line_search_extrapolations_tried", static_cast<double>(solver.extrapolations_tried)},
+          {"line_search_trials", static_cast<double>(solver.line_search_trials)},
           {"contact_line_steps", static_cast<double>(contact_line_steps_)},
           {"block_shifted_factorisations", static_cast<double>(system_.block_shifted())},
           {"failed_factorisations", static_cast<double>(system_.failed_set_ups())},

@@ -84,27 +84,6 @@ void ImplicitBdem::retract(double alpha) {
   d_.refresh_ghosts();
 }
 
-// A full Newton step whose energy fell much less than its quadratic model predicts overestimated the
-// curvature along its direction (the per-pair PSD projection drops a squeezed contact's negative sideways
-// curvature). CG from a zero guess satisfies dᵀHd = −gᵀd, so the model's curvature along d is −slope; the
-// parabola through Φ(0), its slope and Φ(1) gives the line's own curvature, and its minimiser is tried.
-void ImplicitBdem::try_extrapolation(double slope, double change, double alpha_cap, double& alpha) {
-  const double curvature = 2.0 * (change - slope);
-  if (!(curvature < kExtrapolationRatio * -slope)) return;
-  const double target = std::min({alpha_cap, kMaxExtrapolation, curvature > 0 ? -slope / curvature : 1e300});
-  if (target < 1.5) return;
-  retract(target);
-  const double extrapolated = energy_change();
-  ++extrapolations_tried_;
-  if (extrapolated < change) {
-    alpha = target;
-    ++extrapolations_;
-    return;
-  }
-  retract(1.0);
-  energy_change();  // the accepted state's energies and contact sets
-}
-
 // The line search's first trial (implicit.line_search_contacts): the minimiser on (0, 1] of the Newton model along
 // the direction with its contacts, pairs and planes, taken exactly (physics/contact_line.hpp). The model's curvature
 // along a direction of CG from a zero guess is −slope.
@@ -178,285 +157,285 @@ bool ImplicitBdem::bonds_moved() const {
 }
 
 bool ImplicitBdem::minimise() {
-  ++minimisations_;
-  const double h = h_;
   const std::size_t n = d_.n_owned;
-  const bool newton = scene_.implicit.optimizer == "newton";
-  const bool midpoint = scene_.implicit.form == "midpoint";
   direction_.resize(n);
-  std::vector<double> rhs(6 * n), y(6 * n);
-  int iterations = 0;
-  bool converged = false;
-  bool likely_converged = false;  // the last Newton step predicts a residual below the tolerance
-  bool block_jacobi_this_step = start_on_block_jacobi_;
+  min_ = Minimisation{};
+  min_.rhs.assign(6 * n, 0.0);
+  min_.y.assign(6 * n, 0.0);
+  min_.block_jacobi = start_on_block_jacobi_;
   hessian_current_ = false;  // bonds may have broken since the last assembly
-  const bool carry = matrix_carries(h);
-  bool full_step = false, same_contacts = false;
-  // The line search's full step was evaluated with its gradient (not only its energy), and the state has not
-  // moved since: the next iteration's gradient evaluation is skipped.
-  bool gradient_at_state = false;
-  bool assembled_in_step = false;  // the matrix was assembled in full during this minimisation, on these pairs
-  double previous_res = 0;
-  bool rounds_help = true;  // implicit.active_set_rounds still apply in this minimisation
-  for (; iterations < scene_.implicit.max_iterations; ++iterations) {
-    bool switched = false;  // an active-set round switched contacts in this iteration's direction
-    // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
-    // no contact opened or closed (that changes the matrix outright). Within a step the bonded iterates move
-    // little, so on the bonded scenes it costs no Newton iterations and saves most of the assemblies.
-    const double lag = scene_.implicit.hessian_lag_contraction, tolerance = scene_.implicit.tolerance;
-    // The first iteration may keep the matrix of the last step (matrix_carries): a bonded step's Hessian hardly
-    // differs from the last one's, so most assemblies and factorisations are skipped for a few more Krylov
-    // iterations. Its contacts are brought up to date (a contact refresh) where the
-    // preconditioner follows the matrix alone; otherwise it is kept only if no contact opened or closed.
-    const bool carried = carry && iterations == 0;
-    const bool refresh_carried = carried && refreshes_carried_contacts();
-    const bool lag_candidate = newton && lag > 0 && ((hessian_current_ && full_step && same_contacts) || carried);
-    // A state the last step predicts to be converged, or one that may keep the lagged Hessian, is evaluated
-    // on its gradient first: the Hessian, the costly part of an evaluation, is assembled only if needed.
-    const bool gradient_first = likely_converged || lag_candidate;
-    double res = 0;
-    bool lagged = false;
-    if (gradient_first) {
-      if (!gradient_at_state) evaluate(Want::Gradient);
-      gradient_at_state = true;  // an assembly here needs only the Hessian
-      res = residual();
-      if (carried) {
-        long changed = contacts_changed_;
-        MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_LONG, MPI_MAX, d_.comm);
-        lagged = res >= tolerance && (changed == 0 || refresh_carried);
-        hessian_current_ = lagged;  // from here on judged as a lagged Hessian of this step
-        if (lagged) ++carried_hessians_;
-        if (lagged && refresh_carried) {
-          contacts_only_ = gradient_at_state_ = true;
-          evaluate(Want::Hessian);
-          contacts_only_ = gradient_at_state_ = false;
-        }
-      } else {
-        lagged = lag_candidate && res >= tolerance && res < lag * previous_res;
-      }
-    }
-    if (!gradient_first || (res >= tolerance && !lagged)) {
-      // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
-      const bool refresh = newton && scene_.implicit.contact_refresh && assembled_in_step;
-      const bool bonds_stale = refresh && bonds_moved();
-      contacts_only_ = refresh && !bonds_stale;
-      stale_bond_assemblies_ += bonds_stale;
-      gradient_at_state_ = gradient_at_state;
-      evaluate(newton ? Want::Hessian : Want::Gradient);
-      contacts_only_ = gradient_at_state_ = false;
-      assembled_in_step = newton;
-      res = residual();
-      hessian_current_ = newton;
-      matrix_assembled_ = newton;
-      matrix_h_ = h;
-      matrix_rebuild_ = d_.rebuilds();
-      matrix_breaks_ = breaks_;
-      preconditioner_of_matrix_ = false;
-    }
-    if (lagged) ++lagged_hessians_;
-    previous_res = res;
-    if (monitor_ && d_.rank == 0)
-      std::fprintf(stderr, "  newton %2d  residual %.3e%s%s\n", iterations, res,
-                   likely_converged ? " (predicted)" : "", lagged ? " (lagged Hessian)" : "");
-    likely_converged = false;
-    if (res < tolerance) {
-      converged = true;
-      break;
-    }
-    // Search direction: Newton on the reduced system (notes eq. 28–31), or inertia-scaled steepest descent.
-    const double h2 = h * h;
-    auto descent = [&]() {
-      for (std::size_t i = 0; i < n; ++i) {
-        const double m = d_.mass[i], r = d_.radius[i];
-        direction_[i].head<3>() = -gradient_[i].head<3>() * (h2 / m);
-        direction_[i].tail<3>() = -gradient_[i].tail<3>() * (h2 / (1.6 * m * r * r));
-      }
-    };
-    if (newton) {
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t row = static_cast<std::size_t>(system_.local_row(i));  // (the system's row order)
-        for (int k = 0; k < 6; ++k) rhs[6 * row + k] = -scale_[i][k] * gradient_[i][k];  // [ERRATUM] Alg. 2 line 7 prints +grad
-      }
-      ScopedPhase timer(timers_, Phase::Solve);
-      // The preconditioner is built at the step's first iteration and kept while the lagged one still
-      // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little
-      // between Newton iterations, and the set-up (a factorisation, a multigrid hierarchy) is the costly part.
-      // (A neighbour rebuild mid-step made a new matrix, which has none yet.)
-      // A carried matrix keeps the preconditioner built from it; not a multigrid's, whose near-nullspace was taken
-      // at the state of its set-up, which a restart does not have.
-      const bool carried_pc = carried && lagged && preconditioner_of_matrix_ && !system_.multigrid();
-      // A contact that opened or closed since the preconditioner was built (counted from this step's first
-      // evaluation on, so that a restart takes the same path) changes the matrix outright, and a lagged
-      // factorisation then takes many times its usual CG iterations. Not a multigrid, whose set-up costs more
-      // than the iterations it saves.
-      if (iterations == 0) preconditioner_contact_changes_ = contact_set_changes_;
-      int contacts_moved =
-          !system_.multigrid() && iterations > 0 && contact_set_changes_ != preconditioner_contact_changes_ ? 1 : 0;
-      MPI_Allreduce(MPI_IN_PLACE, &contacts_moved, 1, MPI_INT, MPI_MAX, d_.comm);
-      bool refresh = !scene_.implicit.reuse_preconditioner || (iterations == 0 && !carried_pc) ||
-                     !system_.has_preconditioner() || contacts_moved ||
-                     (iterations > 0 && last_krylov_ > 2 * fresh_krylov_ + 10);
-      if (refresh) set_rigid_modes_if_multigrid();
-      // Forcing term (notes eq. 31, on the scaled residual), capped; but never tighter than what reaches the
-      // tolerance: a full step leaves about rtol·res, so the last solve of a step needs only
-      // rtol = kToleranceMargin·tolerance/res, however far that is above the cap.
-      auto forcing = [&](double cap) {
-        return std::max(std::min(cap, std::sqrt(res)), kToleranceMargin * tolerance / res);
-      };
-      double rtol = forcing(kForcingCap);
-      // On a contact-dominated matrix IC(0) meets pivots that are not positive definite. The default
-      // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
-      // it needs more CG iterations than the fallback, block symmetric Gauss–Seidel (solve_fallback), which is
-      // SPD whatever the matrix. So after a shifted
-      // factorisation or a CG breakdown with another preconditioner, the step's later iterations, whose matrices
-      // differ little, go to the fallback at once, as does a solve whose factorisation no shift could make
-      // SPD on some rank (a zero or non-finite diagonal entry), every rank alike. (D-ILU never shifts; sending its slow solves there as
-      // well costs more than it saves, since its preconditioner is rebuilt on contact changes.)
-      solvers::BlockSystem::Result result{};
-      const long fallbacks_before = fallback_solves_;
-      auto solve_fallback = [&]() {
-        rtol = forcing(kFallbackForcingCap);
-        result = system_.solve_fallback(rhs, y, rtol);
-        krylov_iterations_ += result.iterations;
-        ++fallback_solves_;
-        block_jacobi_this_step = true;
-      };
-      if (block_jacobi_this_step) {
-        solve_fallback();
-      } else {
-        result = system_.solve(rhs, y, rtol, refresh);
-        krylov_iterations_ += result.iterations;
-        // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after
-        // contacts changed) is rebuilt and the system solved again.
-        if (!refresh && result.reason < 0) {
-          set_rigid_modes_if_multigrid();
-          refresh = true;
-          result = system_.solve(rhs, y, rtol, refresh);
-          krylov_iterations_ += result.iterations;
-        }
-        if (refresh) factor_tried_ = true;
-        if (result.preconditioner_shifted || result.reason == KSP_DIVERGED_PC_FAILED) factor_shifted_ = true;
-        if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_fallback();
-        else if (result.preconditioner_shifted) block_jacobi_this_step = true;
-      }
-      // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
-      likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
-      last_krylov_ = result.iterations;
-      if (refresh || iterations == 0) fresh_krylov_ = result.iterations;  // (a carried one: this step's reference)
-      if (refresh) preconditioner_of_matrix_ = true;
-      if (refresh) preconditioner_contact_changes_ = contact_set_changes_;
-      if (monitor_ && d_.rank == 0) {
-        const char* how = fallback_solves_ > fallbacks_before ? " (fallback)"
-                          : refresh                           ? " (fresh preconditioner)"
-                                                              : "";
-        std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations), how);
-      }
-      set_direction(y);
-      // Semismooth active-set rounds (implicit_active_set.cpp): the contacts this step closes or opens switch
-      // branch in the model, which is solved again from the same iterate.
-      for (int round = 0; round < scene_.implicit.active_set_rounds && rounds_help; ++round) {
-        if (!active_set_round(rhs, y, rtol, res, block_jacobi_this_step, likely_converged)) break;
-        switched = true;
-      }
-    } else {
-      descent();
-    }
-    double local[3] = {0, 0, 0}, global[3];  // slope, energy round-off scale, largest translation
-    for (std::size_t i = 0; i < n; ++i) {
-      if (d_.constraint[i] >= 0) direction_[i].setZero();
-      local[0] += gradient_[i].dot(direction_[i]);
-      local[2] = std::max(local[2], direction_[i].head<3>().norm());
-    }
-    local[1] = energy_noise_;
-    MPI_Allreduce(&local[0], &global[0], 2, MPI_DOUBLE, MPI_SUM, d_.comm);
-    MPI_Allreduce(&local[2], &global[2], 1, MPI_DOUBLE, MPI_MAX, d_.comm);
-    // Below this an energy change is round-off: near the minimiser the Armijo test then refuses a correct Newton
-    // step (a chain at tolerance 1e-12 stalled at a residual of 1.4e-9 with steps of 2e-7 until the limit).
-    const double noise = kEnergyRoundoff * global[1];
-    bool cg_direction = newton;  // CG from a zero guess: its curvature along the direction is −slope
-    if (!(global[0] < 0)) {  // an inexact solve that is not a descent direction: fall back to descent
-      cg_direction = false;
-      descent();
-      local[0] = 0;
-      for (std::size_t i = 0; i < n; ++i) local[0] += gradient_[i].dot(direction_[i]);
-      MPI_Allreduce(&local[0], &global[0], 1, MPI_DOUBLE, MPI_SUM, d_.comm);
-    }
-    // Armijo backtracking along geodesics, every decision collective. A step moves no particle more than one
-    // radius (notes §3 step-length cap); contacts it reaches beyond the Verlet lists enter at the rebuild that
-    // follows the accepted step, before the next Newton iteration.
-    p_base_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
-    q_base_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
-    pair_energy_base_ = pair_energy_;
-    particle_energy_base_ = particle_energy_;
-    const double alpha_cap = global[2] > 0 ? d_.r_max / global[2] : 1e300;
-    double alpha = std::min(1.0, alpha_cap);
-    // (Not after an active-set round, whose direction is not CG's on this iterate's model.)
-    if (scene_.implicit.line_search_contacts && cg_direction && !switched) {
-      const double contact_alpha = contact_line_step(global[0]);
-      contact_line_steps_ += contact_alpha < alpha;
-      alpha = std::min(alpha, contact_alpha);
-    }
-    bool accepted = false;
-    // A full step the next iteration will take only the gradient of (a predicted convergence, or a lagged
-    // Hessian) is evaluated with it at once: on the bonded scenes nearly every full step is accepted, and one
-    // pass over the pairs replaces two. (A refused one wasted the gradient's extra over the energy.)
-    const bool gradient_next =
-        alpha == 1.0 && (likely_converged || (newton && scene_.implicit.hessian_lag_contraction > 0 && hessian_current_));
-    {
-      ScopedPhase timer(timers_, Phase::LineSearch);
-      const solvers::BacktrackingLineSearch::Result search =
-          kLineSearch.search(alpha, global[0], noise, [&](double trial_alpha, int k) {
-            retract(trial_alpha);
-            return energy_change(k == 0 && gradient_next ? Want::Gradient : Want::Energy);
-          });
-      line_search_trials_ += search.trials;
-      accepted = search.accepted;
-      alpha = search.alpha;
-      const double change = search.change;
-      gradient_at_state = accepted && alpha == 1.0 && gradient_next;
-      if (accepted && alpha == 1.0 && cg_direction && scene_.implicit.line_search_extrapolation) {
-        const long tried = extrapolations_tried_;
-        try_extrapolation(global[0], change, alpha_cap, alpha);
-        if (extrapolations_tried_ != tried) gradient_at_state = false;  // its trials evaluated other states
-      }
-    }
-    if (monitor_ && d_.rank == 0) std::fprintf(stderr, "  alpha %.3g\n", alpha);
-    likely_converged = likely_converged && accepted && alpha == 1.0;
-    full_step = accepted && alpha == 1.0;
-    // A direction whose switched contacts the line search cut short: where pairs at touching distance switch back
-    // and forth between iterations (pieces parting) the rounds' model misleads, and the step's further iterations
-    // take the plain Newton direction.
-    if (switched && !full_step && rounds_help) {
-      rounds_help = false;
-      ++active_set_stops_;
-    }
-    if (full_step && hessian_current_) {  // the accepted state's energy evaluation compared the contact sets
-      long changed = contacts_changed_;
-      MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_LONG, MPI_MAX, d_.comm);
-      same_contacts = changed == 0;
-    }
-    if (!accepted) {
-      retract(0.0);
-      ++line_search_failures_;
-      if (midpoint && gradient_next) evaluate(Want::Gradient);  // its refused full step wrote the midpoint's ∇V
-      break;
-    }
-    if (refresh_contact_normals()) gradient_at_state = false;  // a new contact energy
-    if (d_.needs_rebuild(step_ + 1)) {
-      d_.rebuild();
-      prepare_matrix();
-      hessian_current_ = false;
-      gradient_at_state = false;  // new pairs
-      assembled_in_step = false;  // and a new matrix
-      if (midpoint) d_.forward(p_n_, q_n_);  // x_n of the new ghosts
-      take_contact_normals();  // of the new pairs, at the same positions: a kept pair's contact energy is unchanged
-    }
-  }
-  newton_iterations_ += iterations;
+  min_.carry = matrix_carries(h_);
+  solvers::NewtonSettings settings;
+  settings.max_iterations = scene_.implicit.max_iterations;
+  settings.tolerance = scene_.implicit.tolerance;
+  settings.line_search = kLineSearch;
+  settings.roundoff = kEnergyRoundoff;
+  settings.extrapolate = scene_.implicit.line_search_extrapolation;
+  settings.extrapolation_ratio = kExtrapolationRatio;
+  settings.max_extrapolation = kMaxExtrapolation;
+  const solvers::NewtonResult result = newton_.minimise(*this, settings);
   // The next midpoint predictor takes ∇V from the last evaluation: at the final state, unless the iterations
   // ran out after a step.
-  if (midpoint && iterations == scene_.implicit.max_iterations) evaluate(Want::Gradient);
-  return converged;
+  if (scene_.implicit.form == "midpoint" && result.iterations == settings.max_iterations) evaluate(Want::Gradient);
+  return result.converged();
+}
+
+ImplicitBdem::Evaluation ImplicitBdem::evaluate(int iteration) {
+  const bool newton = scene_.implicit.optimizer == "newton";
+  min_.switched = false;
+  // A lagged Hessian: the matrix of an earlier iteration is kept while Newton still contracts fast with it and
+  // no contact opened or closed (that changes the matrix outright). Within a step the bonded iterates move
+  // little, so on the bonded scenes it costs no Newton iterations and saves most of the assemblies.
+  const double lag = scene_.implicit.hessian_lag_contraction, tolerance = scene_.implicit.tolerance;
+  // The first iteration may keep the matrix of the last step (matrix_carries): a bonded step's Hessian hardly
+  // differs from the last one's, so most assemblies and factorisations are skipped for a few more Krylov
+  // iterations. Its contacts are brought up to date (a contact refresh) where the
+  // preconditioner follows the matrix alone; otherwise it is kept only if no contact opened or closed.
+  min_.carried = min_.carry && iteration == 0;
+  const bool refresh_carried = min_.carried && refreshes_carried_contacts();
+  const bool lag_candidate =
+      newton && lag > 0 && ((hessian_current_ && min_.full_step && min_.same_contacts) || min_.carried);
+  // A state the last step predicts to be converged, or one that may keep the lagged Hessian, is evaluated
+  // on its gradient first: the Hessian, the costly part of an evaluation, is assembled only if needed.
+  const bool gradient_first = min_.likely_converged || lag_candidate;
+  double res = 0;
+  bool lagged = false;
+  if (gradient_first) {
+    if (!min_.gradient_at_state) evaluate(Want::Gradient);
+    min_.gradient_at_state = true;  // an assembly here needs only the Hessian
+    res = residual();
+    if (min_.carried) {
+      long changed = contacts_changed_;
+      MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_LONG, MPI_MAX, d_.comm);
+      lagged = res >= tolerance && (changed == 0 || refresh_carried);
+      hessian_current_ = lagged;  // from here on judged as a lagged Hessian of this step
+      if (lagged) ++carried_hessians_;
+      if (lagged && refresh_carried) {
+        contacts_only_ = gradient_at_state_ = true;
+        evaluate(Want::Hessian);
+        contacts_only_ = gradient_at_state_ = false;
+      }
+    } else {
+      lagged = lag_candidate && res >= tolerance && res < lag * min_.previous_res;
+    }
+  }
+  if (!gradient_first || (res >= tolerance && !lagged)) {
+    // After this step's first assembly, later ones may update only the contacts (implicit.contact_refresh).
+    const bool refresh = newton && scene_.implicit.contact_refresh && min_.assembled_in_step;
+    const bool bonds_stale = refresh && bonds_moved();
+    contacts_only_ = refresh && !bonds_stale;
+    stale_bond_assemblies_ += bonds_stale;
+    gradient_at_state_ = min_.gradient_at_state;
+    evaluate(newton ? Want::Hessian : Want::Gradient);
+    contacts_only_ = gradient_at_state_ = false;
+    min_.assembled_in_step = newton;
+    res = residual();
+    hessian_current_ = newton;
+    matrix_assembled_ = newton;
+    matrix_h_ = h_;
+    matrix_rebuild_ = d_.rebuilds();
+    matrix_breaks_ = breaks_;
+    preconditioner_of_matrix_ = false;
+  }
+  if (lagged) ++lagged_hessians_;
+  min_.lagged = lagged;
+  min_.previous_res = res;
+  const char* note = min_.likely_converged ? (lagged ? " (predicted) (lagged Hessian)" : " (predicted)")
+                                           : (lagged ? " (lagged Hessian)" : "");
+  min_.likely_converged = false;
+  return {res, note};
+}
+
+void ImplicitBdem::descent() {
+  // Inertia-scaled steepest descent (notes Algorithm 1).
+  const double h2 = h_ * h_;
+  for (std::size_t i = 0; i < d_.n_owned; ++i) {
+    const double m = d_.mass[i], r = d_.radius[i];
+    direction_[i].head<3>() = -gradient_[i].head<3>() * (h2 / m);
+    direction_[i].tail<3>() = -gradient_[i].tail<3>() * (h2 / (1.6 * m * r * r));
+    if (d_.constraint[i] >= 0) direction_[i].setZero();
+  }
+}
+
+// Search direction: Newton on the reduced system (notes eq. 28–31), or inertia-scaled steepest descent.
+bool ImplicitBdem::search_direction(int iteration, double res) {
+  const std::size_t n = d_.n_owned;
+  const double tolerance = scene_.implicit.tolerance;
+  if (scene_.implicit.optimizer != "newton") {
+    descent();
+    return false;
+  }
+  std::vector<double>&rhs = min_.rhs, &y = min_.y;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t row = static_cast<std::size_t>(system_.local_row(i));  // (the system's row order)
+    // [ERRATUM] Alg. 2 line 7 prints +grad
+    for (int k = 0; k < 6; ++k) rhs[6 * row + k] = -scale_[i][k] * gradient_[i][k];
+  }
+  {
+    ScopedPhase timer(timers_, Phase::Solve);
+    // The preconditioner is built at the step's first iteration and kept while the lagged one still
+    // works (CG needing at most twice its fresh count, plus a margin): the matrix changes little
+    // between Newton iterations, and the set-up (a factorisation, a multigrid hierarchy) is the costly part.
+    // (A neighbour rebuild mid-step made a new matrix, which has none yet.)
+    // A carried matrix keeps the preconditioner built from it; not a multigrid's, whose near-nullspace was taken
+    // at the state of its set-up, which a restart does not have.
+    const bool carried_pc = min_.carried && min_.lagged && preconditioner_of_matrix_ && !system_.multigrid();
+    // A contact that opened or closed since the preconditioner was built (counted from this step's first
+    // evaluation on, so that a restart takes the same path) changes the matrix outright, and a lagged
+    // factorisation then takes many times its usual CG iterations. Not a multigrid, whose set-up costs more
+    // than the iterations it saves.
+    if (iteration == 0) preconditioner_contact_changes_ = contact_set_changes_;
+    int contacts_moved =
+        !system_.multigrid() && iteration > 0 && contact_set_changes_ != preconditioner_contact_changes_ ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &contacts_moved, 1, MPI_INT, MPI_MAX, d_.comm);
+    bool refresh = !scene_.implicit.reuse_preconditioner || (iteration == 0 && !carried_pc) ||
+                   !system_.has_preconditioner() || contacts_moved ||
+                   (iteration > 0 && last_krylov_ > 2 * fresh_krylov_ + 10);
+    if (refresh) set_rigid_modes_if_multigrid();
+    // Forcing term (notes eq. 31, on the scaled residual), capped; but never tighter than what reaches the
+    // tolerance: a full step leaves about rtol·res, so the last solve of a step needs only
+    // rtol = kToleranceMargin·tolerance/res, however far that is above the cap.
+    auto forcing = [&](double cap) {
+      return std::max(std::min(cap, std::sqrt(res)), kToleranceMargin * tolerance / res);
+    };
+    double rtol = forcing(kForcingCap);
+    // On a contact-dominated matrix IC(0) meets pivots that are not positive definite. The default
+    // preconditioner then shifts its diagonal to stay SPD, which works for that solve; but shifted and lagged
+    // it needs more CG iterations than the fallback, block symmetric Gauss–Seidel (solve_fallback), which is
+    // SPD whatever the matrix. So after a shifted factorisation or a CG breakdown with another preconditioner,
+    // the step's later iterations, whose matrices differ little, go to the fallback at once, as does a solve
+    // whose factorisation no shift could make SPD on some rank (a zero or non-finite diagonal entry), every
+    // rank alike. (D-ILU never shifts; sending its slow solves there as well costs more than it saves, since
+    // its preconditioner is rebuilt on contact changes.)
+    solvers::BlockSystem::Result result{};
+    const long fallbacks_before = fallback_solves_;
+    auto solve_fallback = [&]() {
+      rtol = forcing(kFallbackForcingCap);
+      result = system_.solve_fallback(rhs, y, rtol);
+      krylov_iterations_ += result.iterations;
+      ++fallback_solves_;
+      min_.block_jacobi = true;
+    };
+    if (min_.block_jacobi) {
+      solve_fallback();
+    } else {
+      result = system_.solve(rhs, y, rtol, refresh);
+      krylov_iterations_ += result.iterations;
+      // A lagged preconditioner that failed (e.g. a multigrid smoother's stale eigenvalue bounds after
+      // contacts changed) is rebuilt and the system solved again.
+      if (!refresh && result.reason < 0) {
+        set_rigid_modes_if_multigrid();
+        refresh = true;
+        result = system_.solve(rhs, y, rtol, refresh);
+        krylov_iterations_ += result.iterations;
+      }
+      if (refresh) factor_tried_ = true;
+      if (result.preconditioner_shifted || result.reason == KSP_DIVERGED_PC_FAILED) factor_shifted_ = true;
+      if (result.reason < 0 && result.reason != KSP_DIVERGED_ITS) solve_fallback();
+      else if (result.preconditioner_shifted) min_.block_jacobi = true;
+    }
+    // Inexact Newton: a full step leaves about rtol of the residual (2x margin for the nonlinearity).
+    min_.likely_converged = result.reason > 0 && 2.0 * rtol * res < tolerance;
+    last_krylov_ = result.iterations;
+    if (refresh || iteration == 0) fresh_krylov_ = result.iterations;  // (a carried one: this step's reference)
+    if (refresh) preconditioner_of_matrix_ = true;
+    if (refresh) preconditioner_contact_changes_ = contact_set_changes_;
+    if (monitor_ && d_.rank == 0) {
+      const char* how = fallback_solves_ > fallbacks_before ? " (fallback)"
+                        : refresh                           ? " (fresh preconditioner)"
+                                                            : "";
+      std::fprintf(stderr, "  krylov %d%s\n", static_cast<int>(result.iterations), how);
+    }
+    set_direction(y);
+    // Semismooth active-set rounds (implicit_active_set.cpp): the contacts this step closes or opens switch
+    // branch in the model, which is solved again from the same iterate.
+    for (int round = 0; round < scene_.implicit.active_set_rounds && min_.rounds_help; ++round) {
+      if (!active_set_round(rhs, y, rtol, res, min_.block_jacobi, min_.likely_converged)) break;
+      min_.switched = true;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (d_.constraint[i] >= 0) direction_[i].setZero();
+  return true;  // CG from a zero guess: its curvature along the direction is −slope
+}
+
+solvers::NewtonProblem::SlopeTerms ImplicitBdem::slope_terms() const {
+  double slope = 0;
+  for (std::size_t i = 0; i < d_.n_owned; ++i) slope += gradient_[i].dot(direction_[i]);
+  return {slope, energy_noise_};
+}
+
+double ImplicitBdem::step_bound() const {
+  // A step moves no particle more than one radius (notes §3 step-length cap); contacts it reaches beyond the
+  // Verlet lists enter at the rebuild that follows the accepted step, before the next Newton iteration.
+  double largest = 0;
+  for (std::size_t i = 0; i < d_.n_owned; ++i) largest = std::max(largest, direction_[i].head<3>().norm());
+  return largest > 0 ? d_.r_max / largest : std::numeric_limits<double>::infinity();
+}
+
+double ImplicitBdem::first_trial(double alpha, double slope, bool newton) {
+  // (Not after an active-set round, whose direction is not CG's on this iterate's model.)
+  if (!scene_.implicit.line_search_contacts || !newton || min_.switched) return alpha;
+  const double contact_alpha = contact_line_step(slope);
+  contact_line_steps_ += contact_alpha < alpha;
+  return std::min(alpha, contact_alpha);
+}
+
+void ImplicitBdem::begin_line_search(double alpha) {
+  // Armijo backtracking along geodesics from here (retract).
+  const std::size_t n = d_.n_owned;
+  p_base_.assign(d_.x.begin(), d_.x.begin() + static_cast<std::ptrdiff_t>(n));
+  q_base_.assign(d_.q.begin(), d_.q.begin() + static_cast<std::ptrdiff_t>(n));
+  pair_energy_base_ = pair_energy_;
+  particle_energy_base_ = particle_energy_;
+  // A full step the next iteration will take only the gradient of (a predicted convergence, or a lagged
+  // Hessian) is evaluated with it at once: on the bonded scenes nearly every full step is accepted, and one
+  // pass over the pairs replaces two. (A refused one wasted the gradient's extra over the energy.)
+  const bool newton = scene_.implicit.optimizer == "newton";
+  min_.gradient_next = alpha == 1.0 && (min_.likely_converged ||
+                                        (newton && scene_.implicit.hessian_lag_contraction > 0 && hessian_current_));
+}
+
+double ImplicitBdem::trial(double alpha, int k) {
+  ScopedPhase timer(timers_, Phase::LineSearch);
+  retract(alpha);
+  min_.trial_with_gradient = k == 0 && min_.gradient_next;
+  return energy_change(min_.trial_with_gradient ? Want::Gradient : Want::Energy);
+}
+
+void ImplicitBdem::end_iteration(bool accepted, double alpha) {
+  const bool full_step = accepted && alpha == 1.0;
+  min_.gradient_at_state = accepted && min_.trial_with_gradient;  // (not after an extrapolation's trials)
+  min_.likely_converged = min_.likely_converged && full_step;
+  min_.full_step = full_step;
+  // A direction whose switched contacts the line search cut short: where pairs at touching distance switch back
+  // and forth between iterations (pieces parting) the rounds' model misleads, and the step's further iterations
+  // take the plain Newton direction.
+  if (min_.switched && !full_step && min_.rounds_help) {
+    min_.rounds_help = false;
+    ++active_set_stops_;
+  }
+  if (full_step && hessian_current_) {  // the accepted state's energy evaluation compared the contact sets
+    long changed = contacts_changed_;
+    MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_LONG, MPI_MAX, d_.comm);
+    min_.same_contacts = changed == 0;
+  }
+  if (!accepted) {
+    retract(0.0);
+    // Its refused full step wrote the midpoint's ∇V.
+    if (scene_.implicit.form == "midpoint" && min_.gradient_next) evaluate(Want::Gradient);
+    return;
+  }
+  if (refresh_contact_normals()) min_.gradient_at_state = false;  // a new contact energy
+  if (d_.needs_rebuild(step_ + 1)) {
+    d_.rebuild();
+    prepare_matrix();
+    hessian_current_ = false;
+    min_.gradient_at_state = false;  // new pairs
+    min_.assembled_in_step = false;  // and a new matrix
+    if (scene_.implicit.form == "midpoint") d_.forward(p_n_, q_n_);  // x_n of the new ghosts
+    take_contact_normals();  // of the new pairs, at the same positions: a kept pair's contact energy is unchanged
+  }
 }
 
 }  // namespace percussion::bdem

@@ -24,6 +24,7 @@
 #include "percussion/methods/bdem/verlet_step.hpp"
 #include "percussion/physics/contact_line.hpp"
 #include "percussion/solvers/block_system.hpp"
+#include "percussion/solvers/newton.hpp"
 
 namespace percussion::bdem {
 
@@ -40,7 +41,8 @@ class ScenePetscOptions {
   std::vector<std::string> inserted_;
 };
 
-class ImplicitBdem final : public BdemMethod {
+// Its Newton iterations run in solvers::NewtonMinimiser, through the NewtonProblem callbacks (implicit_newton.cpp).
+class ImplicitBdem final : public BdemMethod, private solvers::NewtonProblem {
  public:
   ImplicitBdem(const BdemScene& scene, MPI_Comm comm, Model model);
 
@@ -59,13 +61,24 @@ class ImplicitBdem final : public BdemMethod {
   // D = diag(h²/(m r) I3, h²/(1.6 m r²) I3) of a slot: the convergence test's units; scale_ holds it per slot.
   Eigen::Matrix<double, 6, 1> convergence_scale(std::size_t slot) const;
   void compute_scale();  // scale_ for the current h_ and slots (kept while neither changes)
-  void try_extrapolation(double slope, double change, double alpha_cap, double& alpha);  // collective
   void prepare_matrix();                  // (re)allocate the block pattern after a rebuild
   std::vector<char> rank_sides();         // collective: which owned particles pair with lower or higher ranks' ones
   void set_matrix_pattern();              // collective: the pairs' blocks, given whole after prepare_matrix's preallocation
   double residual();                      // collective: max scaled step |h² M⁻¹ g| / r
   void set_rigid_modes_if_multigrid();    // collective: the multigrid's near-nullspace at the current state
   bool minimise();                        // collective: Newton (or gradient) iterations; true if converged
+  // The NewtonProblem callbacks (solvers/newton.hpp) for minimise(): the BDEM policy of each iteration (lagged
+  // and carried Hessians, contact refreshes, preconditioner reuse, the fallback solves, active-set rounds, the
+  // contact line model, rebuilds) around the solver's generic loop.
+  Evaluation evaluate(int iteration) override;
+  bool search_direction(int iteration, double residual) override;
+  SlopeTerms slope_terms() const override;
+  void descent() override;
+  double step_bound() const override;  // no particle moves more than the largest radius (notes §3)
+  double first_trial(double alpha, double slope, bool newton) override;
+  void begin_line_search(double alpha) override;
+  double trial(double alpha, int k) override;
+  void end_iteration(bool accepted, double alpha) override;
   // Collective: advances the state from time t by h (predictor, minimisation, velocities, friction, fracture).
   // An unconverged minimisation is undone and the interval taken as two halves, while cuts_left > 0.
   // `presplit` halvings are taken at once, without trying the longer steps first.
@@ -149,6 +162,26 @@ class ImplicitBdem final : public BdemMethod {
   // it after step cuts; BDF2 two-step intervals 2/3 of that.
   double h_ = 0;
   solvers::BlockSystem system_;
+  solvers::NewtonMinimiser newton_{d_.comm, "bdem_"};  // after scene_options_: reads -bdem_newton_monitor
+  // What one minimisation's iterations pass on to the next ones (minimise() starts it afresh).
+  struct Minimisation {
+    bool carry = false;             // the matrix of the last step may serve the first iteration (matrix_carries)
+    bool likely_converged = false;  // the last Newton step predicts a residual below the tolerance
+    bool block_jacobi = false;      // this step's solves go to the fallback
+    bool full_step = false, same_contacts = false;
+    // The line search's full step was evaluated with its gradient (not only its energy), and the state has not
+    // moved since: the next iteration's gradient evaluation is skipped.
+    bool gradient_at_state = false;
+    bool assembled_in_step = false;  // the matrix was assembled in full during this minimisation, on these pairs
+    bool rounds_help = true;         // implicit.active_set_rounds still apply in this minimisation
+    bool carried = false, lagged = false;  // this iteration keeps the last step's matrix; a lagged Hessian
+    bool switched = false;  // an active-set round switched contacts in this iteration's direction
+    bool gradient_next = false;       // the line search's full step is evaluated with its gradient
+    bool trial_with_gradient = false;  // the last trial evaluated the gradient
+    double previous_res = 0;
+    std::vector<double> rhs, y;  // the Newton system's right-hand side and solution (the system's rows)
+  };
+  Minimisation min_;
   double contact_k_ = 0;
   std::vector<Eigen::Matrix<double, 6, 1>> scale_;  // per slot (owned and ghost): D of compute_scale
   double scale_step_ = -1;   // the h_ and the rebuild scale_ was computed for
@@ -187,8 +220,8 @@ class ImplicitBdem final : public BdemMethod {
   double energy_noise_ = 0;  // this rank's share of Φ's round-off scale at the last gradient evaluation
   long contacts_ = 0;
   // Counters for the summary and the benchmark.
-  long minimisations_ = 0;  // calls of minimise(): the sub-steps a step's Newton effort is averaged over
-  long newton_iterations_ = 0, krylov_iterations_ = 0, line_search_failures_ = 0, unconverged_steps_ = 0;
+  // (newton_ counts the minimisations, Newton iterations, line-search trials, failures and extrapolations.)
+  long krylov_iterations_ = 0, unconverged_steps_ = 0;
   long fallback_solves_ = 0, hessian_assemblies_ = 0, lagged_hessians_ = 0, carried_hessians_ = 0;
   long contact_refreshes_ = 0, contact_normal_updates_ = 0;
   long active_set_stops_ = 0;       // minimisations whose active-set rounds stopped (a round's step was cut short)
@@ -203,8 +236,8 @@ class ImplicitBdem final : public BdemMethod {
   bool matrix_mixed_ = false;  // contacts refreshed since the assembly: carries only where refreshed again (matrix_carries)
   std::vector<Eigen::Matrix3d> pair_contact_hessian_;  // the contact Hessian in the matrix, where it is not zero
   std::vector<char> pair_contact_held_;                  // ... which pair_contact_hessian_ then holds
-  long extrapolations_tried_ = 0, extrapolations_ = 0, step_cuts_ = 0, fracture_cuts_ = 0;
-  long line_search_trials_ = 0, contact_line_steps_ = 0;  // energy evaluations of the line search; trials it shortened
+  long step_cuts_ = 0, fracture_cuts_ = 0;
+  long contact_line_steps_ = 0;  // first trials the contact line model shortened
   long iteration_splits_ = 0;  // steps whose Newton effort started the next one a halving deeper
   long fracture_rounds_ = 0;  // minimisations again after a round broke bonds (implicit.fracture_rounds)
   VerletStep verlet_;         // the explicit steps of implicit.fracture_integrator "explicit" and fracture_transient

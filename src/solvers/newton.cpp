@@ -1,0 +1,108 @@
+#include "percussion/solvers/newton.hpp"
+
+#include <petscsys.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "percussion/solvers/petsc_check.hpp"
+
+namespace percussion::solvers {
+
+const char* to_string(NewtonReason reason) {
+  switch (reason) {
+    case NewtonReason::Converged: return "converged";
+    case NewtonReason::ConvergedDecrement: return "converged on the Newton decrement";
+    case NewtonReason::LineSearchFailed: return "line search failed";
+    case NewtonReason::IterationCap: return "iteration cap";
+  }
+  return "?";
+}
+
+NewtonMinimiser::NewtonMinimiser(MPI_Comm comm, const std::string& prefix) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  PetscBool monitor = PETSC_FALSE;
+  petsc_check(PetscOptionsHasName(nullptr, prefix.empty() ? nullptr : prefix.c_str(), "-newton_monitor", &monitor),
+              "PetscOptionsHasName");
+  monitor_ = monitor == PETSC_TRUE;
+}
+
+NewtonResult NewtonMinimiser::minimise(NewtonProblem& problem, const NewtonSettings& settings) {
+  ++counters_.minimisations;
+  NewtonResult result;
+  int iteration = 0;
+  for (; iteration < settings.max_iterations; ++iteration) {
+    const NewtonProblem::Evaluation evaluation = problem.evaluate(iteration);
+    result.residual = evaluation.residual;
+    if (monitor_ && rank_ == 0)
+      std::fprintf(stderr, "  newton %2d  residual %.3e%s\n", iteration, evaluation.residual, evaluation.note);
+    if (evaluation.residual < settings.tolerance) {
+      result.reason = NewtonReason::Converged;
+      break;
+    }
+    bool newton = problem.search_direction(iteration, evaluation.residual);
+    const NewtonProblem::SlopeTerms terms = problem.slope_terms();
+    double local[2] = {terms.slope, terms.roundoff}, global[2];
+    MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm_);
+    double slope = global[0];
+    // Below this an energy change is round-off: near the minimiser the Armijo test would refuse a correct step.
+    const double noise = settings.roundoff * global[1];
+    // ½λ² = −½∇Φ·d: what the Newton model predicts the step still gains (0 at a zero gradient).
+    if (newton && settings.decrement_tolerance > 0 && slope <= 0 && -0.5 * slope < settings.decrement_tolerance) {
+      result.reason = NewtonReason::ConvergedDecrement;
+      break;
+    }
+    if (!(slope < 0)) {  // e.g. an inexact solve of an indefinite system: descent instead
+      newton = false;
+      problem.descent();
+      ++counters_.descent_fallbacks;
+      local[0] = problem.slope_terms().slope;
+      MPI_Allreduce(&local[0], &slope, 1, MPI_DOUBLE, MPI_SUM, comm_);
+    }
+    double bound = problem.step_bound();
+    MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MIN, comm_);
+    double alpha = std::min(1.0, bound);
+    counters_.bounded_steps += alpha < 1.0;
+    alpha = problem.first_trial(alpha, slope, newton);
+    problem.begin_line_search(alpha);
+    const BacktrackingLineSearch::Result search = settings.line_search.search(
+        alpha, slope, noise, [&](double trial_alpha, int k) { return problem.trial(trial_alpha, k); });
+    counters_.line_search_trials += search.trials;
+    alpha = search.alpha;
+    if (search.accepted && alpha == 1.0 && newton && settings.extrapolate)
+      try_extrapolation(problem, settings, slope, search.change, bound, search.trials, alpha);
+    if (monitor_ && rank_ == 0) std::fprintf(stderr, "  alpha %.3g\n", alpha);
+    problem.end_iteration(search.accepted, alpha);
+    if (!search.accepted) {
+      ++counters_.line_search_failures;
+      result.reason = NewtonReason::LineSearchFailed;
+      break;
+    }
+  }
+  result.iterations = iteration;
+  counters_.iterations += iteration;
+  return result;
+}
+
+// A full Newton step whose energy fell much less than its quadratic model predicts overestimated the curvature
+// along its direction (e.g. a Hessian projected to be positive semi-definite drops negative curvature). The
+// model's curvature along a Newton direction is −slope; the parabola through Φ(0), its slope and Φ(1) gives the
+// line's own, and its minimiser is tried.
+void NewtonMinimiser::try_extrapolation(NewtonProblem& problem, const NewtonSettings& settings, double slope,
+                                        double change, double bound, int k, double& alpha) {
+  const double curvature = 2.0 * (change - slope);
+  if (!(curvature < settings.extrapolation_ratio * -slope)) return;
+  const double target =
+      std::min({bound, settings.max_extrapolation, curvature > 0 ? -slope / curvature : 1e300});
+  if (target < 1.5) return;
+  const double extrapolated = problem.trial(target, k);
+  ++counters_.extrapolations_tried;
+  if (extrapolated < change) {
+    alpha = target;
+    ++counters_.extrapolations;
+    return;
+  }
+  problem.trial(1.0, k + 1);  // back to the accepted state, its energies and contact sets
+}
+
+}  // namespace percussion::solvers
