@@ -11,7 +11,8 @@ const char* usage() {
   return R"(percussion — contact, impact and fracture on clusters
 
 usage:
-  percussion run SCENE [--out DIR] [--restart CKPT] [--steps N] [--overwrite] [PETSc options...]
+  percussion run SCENE [--out DIR] [--restart CKPT] [--steps N] [--overwrite] [--allow-scene-change]
+                   [PETSc options...]
   percussion check SCENE            validate a scene and report what it builds; writes nothing
   percussion info FILE.h5           what a trajectory or checkpoint holds
   percussion compare A.h5 B.h5 [--rtol X]
@@ -26,6 +27,9 @@ run options:
   --steps N        stop at step N counted from the scene's start (a restarted run with the same N ends
                    where an uninterrupted one does); a final checkpoint is written
   --overwrite      replace the outputs of an earlier run in DIR
+  --allow-scene-change
+                   continue a checkpoint written under a scene whose physical sections (materials, bodies,
+                   bonds, contact, obstacles, boundary conditions, gravity) differ from SCENE's
   -name value      any other option starting with one dash goes to PETSc's options database
 
 exit codes:
@@ -66,6 +70,7 @@ Command parse_command_line(int argc, char** argv) {
       else if (s == "--restart") c.run.restart = value(i);
       else if (s == "--steps") c.run.steps = parse_long("--steps", value(i));
       else if (s == "--overwrite") c.run.overwrite = true;
+      else if (s == "--allow-scene-change") c.run.allow_scene_change = true;
       else if (s == "--help") { c.kind = Command::Kind::Help; return c; }
       else if (s.rfind("--", 0) == 0) throw InputError("unknown option '" + s + "' (see percussion --help)");
       else if (s.rfind("-", 0) == 0 && s.size() > 1) {

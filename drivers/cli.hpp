@@ -12,6 +12,7 @@ struct RunArgs {
   std::string restart;          // checkpoint file, checkpoints dir or output dir
   std::optional<long> steps;    // stop at this step, counted from the scene's start
   bool overwrite = false;
+  bool allow_scene_change = false;  // continue a checkpoint of a scene whose physical sections differ
   std::vector<std::string> petsc;  // everything else starting with '-', for PETSc's options database
 };
 

@@ -194,7 +194,8 @@ int run(const RunArgs& args, int argc, char** argv) {
   const double wall_start = MPI_Wtime();
 
   // Validation first: nothing is written until the scene, the restart file and the output dir pass.
-  const Scene scene = read_scene(args.scene, comm);
+  Scene scene = read_scene(args.scene, comm);
+  scene.allow_scene_change = args.allow_scene_change;
   validate_scene(scene);
   std::string restart_file;
   if (!args.restart.empty()) restart_file = io::CheckpointDirectory::resolve(args.restart);

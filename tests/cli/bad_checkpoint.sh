@@ -1,5 +1,5 @@
 # A corrupted checkpoint is refused before it is used: exit 2, a message naming the dataset, on 1 and 2 ranks (every
-# rank reads a slice; they agree on the first problem, none hangs).
+# rank reads a slice; they agree on the first problem, none hangs). So is another scene's, unless allowed.
 source "$(dirname "$0")/../support/cli_common.sh"
 scene=$INPUTS/bdem/drop_small.json
 python=/usr/bin/python3
@@ -39,6 +39,13 @@ expect_refused radius "particles/radius: a radius is not a positive finite numbe
 corrupt step 'f.attrs["step"] = -4'
 expect_refused step "must be >= 0"
 
+# Another scene's checkpoint: refused naming both scenes, unless the change is deliberate.
+other=$INPUTS/bdem/beam_snap_small.json
+expect_exit 2 "$PERCUSSION" run "$other" --out "$SCRATCH/good" --restart "$SCRATCH/good" --steps 40
+expect_output "a checkpoint of $scene, whose materials, bodies, bonds, contact, obstacles, boundary conditions or gravity differ from $other's"
+cp -r "$SCRATCH/good" "$SCRATCH/changed"
+expect_exit 0 "$PERCUSSION" run "$other" --out "$SCRATCH/changed" --restart "$SCRATCH/changed" --steps 40 --allow-scene-change
+
 # The good one still continues.
 expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/good" --restart "$SCRATCH/good" --steps 40
-echo "bad_checkpoint: owners, partners, shapes, non-finite values, radii and a negative step refused with the dataset named"
+echo "bad_checkpoint: owners, partners, shapes, non-finite values, radii, a negative step and another scene's checkpoint refused"

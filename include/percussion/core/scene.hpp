@@ -44,6 +44,9 @@ struct Scene {
   OutputControl output;
   CheckpointControl checkpoint;
   BalanceControl balance;
+  // From the command line (--allow-scene-change), not the file: a restart may continue a checkpoint written under
+  // a scene whose physical sections differ.
+  bool allow_scene_change = false;
 
   // The root, for a method's parser; every message names this file and a JSON pointer.
   JsonChecker root() const;

@@ -111,6 +111,7 @@ void Domain::write_checkpoint(const std::string& path, const Model& m) const {
   io::write_attribute(root, "bonds", m.bonds_total);
   io::write_attribute(root, "bonds_intact", intact);
   io::write_attribute(root, "scene_path", scene.path);
+  io::write_attribute(root, "scene_fingerprint", scene_fingerprint(scene));
   io::write_string(root, "scene", scene.source);
 
   const std::span<const std::int64_t> rows(m.id);

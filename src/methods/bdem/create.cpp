@@ -6,6 +6,7 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
+#include "percussion/io/h5file.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/derived_checks.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
@@ -28,6 +29,19 @@ std::string describe(const Scene& common) {
 }
 
 std::unique_ptr<Method> create(const Scene& common, MPI_Comm comm, const std::string& restart_file) {
+  if (!restart_file.empty() && !common.allow_scene_change) {
+    // A checkpoint continues the physics it was written under (files without a fingerprint are older: trusted).
+    io::H5File file = io::H5File::open_read(comm, restart_file);
+    if (io::has_attribute(file.id(), "scene_fingerprint") &&
+        io::read_attribute_string(file.id(), "scene_fingerprint") != scene_fingerprint(common)) {
+      const std::string written = io::has_attribute(file.id(), "scene_path")
+                                      ? io::read_attribute_string(file.id(), "scene_path")
+                                      : std::string("another scene");
+      throw InputError(restart_file + ": a checkpoint of " + written + ", whose materials, bodies, bonds, contact, "
+                       "obstacles, boundary conditions or gravity differ from " + common.path +
+                       "'s; pass --allow-scene-change to continue it under " + common.path + " anyway");
+    }
+  }
   return create_from(parse_scene(common), comm, restart_file);
 }
 

@@ -1,6 +1,9 @@
 // The bonded-DEM scene sections, checked key by key (docs/bdem.md).
 #include "percussion/methods/bdem/scene.hpp"
 
+#include <cstdint>
+#include <cstdio>
+
 #include "percussion/core/error.hpp"
 #include "percussion/core/json_checker.hpp"
 
@@ -101,5 +104,17 @@ BdemScene parse_scene_text(const std::string& text, const std::string& path) {
 }
 
 BdemScene parse_scene_file(const std::string& path) { return parse_scene(percussion::parse_scene_file(path)); }
+
+std::string scene_fingerprint(const Scene& scene) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const char* key : {"materials", "bodies", "bonds", "contact", "obstacles", "boundary_conditions", "gravity"}) {
+    const auto it = scene.document.find(key);
+    const std::string text = std::string(key) + "=" + (it == scene.document.end() ? "null" : it->dump()) + ";";
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
 
 }  // namespace percussion::bdem

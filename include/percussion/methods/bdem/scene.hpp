@@ -101,4 +101,9 @@ BdemScene parse_scene(const Scene& common);
 BdemScene parse_scene_text(const std::string& text, const std::string& path);
 BdemScene parse_scene_file(const std::string& path);
 
+// 16 hex digits naming the physical sections of the scene file (materials, bodies, bonds, contact, obstacles,
+// boundary_conditions, gravity; FNV-1a of their JSON text): written into checkpoints, so that a restart under a
+// scene whose physics differs is refused. Integrator, time, output and solver settings may change across restarts.
+std::string scene_fingerprint(const Scene& scene);
+
 }  // namespace percussion::bdem
