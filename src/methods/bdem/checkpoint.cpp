@@ -265,6 +265,9 @@ Model model_from_checkpoint(const std::string& path, MPI_Comm comm) {
   // Files written before "form" existed leave it empty: unknown (their "integrator" was the scene's).
   if (io::has_attribute(root, "integrator")) g.written_by_integrator = io::read_attribute_string(root, "integrator");
   if (io::has_attribute(root, "form")) g.written_by_form = io::read_attribute_string(root, "form");
+  if (io::has_attribute(root, "scene_path")) g.scene_path = io::read_attribute_string(root, "scene_path");
+  if (io::has_attribute(root, "scene_fingerprint"))
+    g.scene_fingerprint = io::read_attribute_string(root, "scene_fingerprint");
   g.owner_ranks = static_cast<int>(io::read_attribute_int(root, "ranks_written"));
   Checks checks(comm, path);
   {

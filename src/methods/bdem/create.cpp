@@ -6,7 +6,6 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
-#include "percussion/io/h5file.hpp"
 #include "percussion/methods/bdem/checkpoint.hpp"
 #include "percussion/methods/bdem/derived_checks.hpp"
 #include "percussion/methods/bdem/explicit_bdem.hpp"
@@ -29,24 +28,17 @@ std::string describe(const Scene& common) {
 }
 
 std::unique_ptr<Method> create(const Scene& common, MPI_Comm comm, const std::string& restart_file) {
-  if (!restart_file.empty() && !common.allow_scene_change) {
-    // A checkpoint continues the physics it was written under (files without a fingerprint are older: trusted).
-    io::H5File file = io::H5File::open_read(comm, restart_file);
-    if (io::has_attribute(file.id(), "scene_fingerprint") &&
-        io::read_attribute_string(file.id(), "scene_fingerprint") != scene_fingerprint(common)) {
-      const std::string written = io::has_attribute(file.id(), "scene_path")
-                                      ? io::read_attribute_string(file.id(), "scene_path")
-                                      : std::string("another scene");
-      throw InputError(restart_file + ": a checkpoint of " + written + ", whose materials, bodies, bonds, contact, "
-                       "obstacles, boundary conditions or gravity differ from " + common.path +
-                       "'s; pass --allow-scene-change to continue it under " + common.path + " anyway");
-    }
-  }
   return create_from(parse_scene(common), comm, restart_file);
 }
 
 std::unique_ptr<BdemMethod> create_from(const BdemScene& scene, MPI_Comm comm, const std::string& restart_file) {
   Model model = restart_file.empty() ? model_from_scene(scene, comm) : model_from_checkpoint(restart_file, comm);
+  // A checkpoint continues the physics it was written under (files without a fingerprint are older: trusted).
+  if (!restart_file.empty() && !scene.allow_scene_change && !model.scene_fingerprint.empty() &&
+      model.scene_fingerprint != scene_fingerprint(scene))
+    throw InputError(restart_file + ": a checkpoint of " + model.scene_path + ", whose materials, bodies, bonds, "
+                     "contact, obstacles, boundary conditions or gravity differ from " + scene.path +
+                     "'s; pass --allow-scene-change to continue it under " + scene.path + " anyway");
   // A restart continues at the checkpoint's step length, except where the other integrator wrote it: an implicit
   // run's step is 10-1000 critical steps, at which an explicit run would blow up at once, and an explicit run's
   // would make an implicit one crawl. The run then takes its own step from the checkpoint's time on.

@@ -10,8 +10,6 @@ namespace percussion::bdem {
 
 // Counts that times are derived from (step x time step, k x interval) stay exact in a double up to 2^53.
 inline constexpr double kMaxCount = 9007199254740992.0;  // 2^53
-// The least a particle costs at set-up (state, bonds, their rest data), for the memory estimate.
-inline constexpr double kSetupBytesPerParticle = 1024;
 
 // Particles body `b` will hold, estimated from its shape without generating it: volume over the HCP lattice's
 // volume per sphere (4 sqrt2 r^3) for boxes, cylinders and spheres, the woven layout's exact count for cloth.

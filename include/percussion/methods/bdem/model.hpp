@@ -82,6 +82,8 @@ struct Model {
   // From a checkpoint: which integrator and form wrote it, hence what force/torque hold (explicit: forces and
   // torques; implicit midpoint: ∇V at its last midpoint; implicit backward Euler: zeros). Form "" = unknown.
   std::string written_by_integrator, written_by_form;
+  // From a checkpoint: the scene it was written under (attributes "scene_path", "scene_fingerprint"; empty if absent).
+  std::string scene_path, scene_fingerprint;
   // From an implicit midpoint checkpoint: the length of the step whose midpoint its force/torque are at (the
   // attribute "step" of particles/force; 0 when absent: an older file, taken as its time_step).
   double gradient_step = 0;
