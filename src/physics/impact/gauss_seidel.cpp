@@ -1,0 +1,245 @@
+// Pairwise Gauss–Seidel with tolerance and renormalisation (notes 003 Alg. B, G, J1).
+#include "percussion/physics/impact/gauss_seidel.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <queue>
+#include <random>
+#include <string>
+
+namespace percussion::impact {
+
+namespace {
+
+// The iterate, its tracked norm and the bookkeeping shared by the three orders.
+class Iterate {
+ public:
+  Iterate(const ImpactSystem& system, std::vector<double>& v, const GaussSeidelOptions& options)
+      : sys_(system), v_(v), opt_(options), elastic_(options.restitution >= 1.0) {
+    energy_ = sys_.energy_norm_squared(v_.data());
+    norm0_ = std::sqrt(energy_);
+    // Renormalising costs O(d): once every d reflections keeps it O(1) per reflection and the drift between two
+    // renormalisations at O(d u), which is what the termination proof needs (notes 003 Lemma A.1).
+    period_ = std::max<std::int64_t>(16, system.dofs());
+    result_.impulses.assign(system.constraints(), 0.0);
+    result_.norm_before = norm0_;
+  }
+
+  double threshold() const { return -opt_.resolve.tolerance * std::sqrt(std::max(energy_, 0.0)); }
+  double slope(int c) const { return sys_.slope(c, v_.data()); }
+  bool violated(int c) const { return slope(c) < threshold(); }
+  bool capped() const { return result_.reflections >= opt_.resolve.max_reflections; }
+
+  void reflect(int c, double s) {
+    const int a = sys_.end_a(c), b = sys_.end_b(c);
+    double before = sys_.body_energy_squared(a, v_.data());
+    if (b >= 0) before += sys_.body_energy_squared(b, v_.data());
+    const double lambda = -(1.0 + opt_.restitution) * s;
+    sys_.apply(c, lambda, v_.data());
+    result_.impulses[c] += lambda;
+    ++result_.reflections;
+    if (c <= last_) ++result_.iterations;  // a new pass through the constraint order begins
+    last_ = c;
+    double after = sys_.body_energy_squared(a, v_.data());
+    if (b >= 0) after += sys_.body_energy_squared(b, v_.data());
+    energy_ += after - before;
+    if (++since_ >= period_) settle();
+  }
+
+  // Exact norm; rescaled to the initial one when the operator is elastic and renormalisation is on.
+  void settle() {
+    since_ = 0;
+    energy_ = sys_.energy_norm_squared(v_.data());
+    if (!elastic_ || !opt_.resolve.renormalise || !(energy_ > 0.0)) return;
+    const double scale = norm0_ / std::sqrt(energy_);
+    for (double& x : v_) x *= scale;
+    energy_ = sys_.energy_norm_squared(v_.data());
+    ++result_.renormalisations;
+  }
+
+  int first_violated() const {
+    for (int c = 0; c < sys_.constraints(); ++c) {
+      if (violated(c)) return c;
+    }
+    return -1;
+  }
+
+  Resolution finish(bool terminated) {
+    result_.terminated = terminated;
+    result_.reason = terminated ? "feasible"
+                                : "diagnostic cap of " + std::to_string(opt_.resolve.max_reflections) +
+                                      " reflections reached with constraints still violated";
+    result_.norm_after = std::sqrt(sys_.energy_norm_squared(v_.data()));
+    return std::move(result_);
+  }
+
+  template <class F>
+  void for_each_neighbour(int c, F&& f) const {
+    for (int j : sys_.constraints_of(sys_.end_a(c))) f(j);
+    if (sys_.end_b(c) >= 0) {
+      for (int j : sys_.constraints_of(sys_.end_b(c))) {
+        if (sys_.end_a(j) != sys_.end_a(c) && sys_.end_b(j) != sys_.end_a(c)) f(j);  // not seen through a
+      }
+    }
+  }
+
+  const ImpactSystem& system() const { return sys_; }
+
+ private:
+  const ImpactSystem& sys_;
+  std::vector<double>& v_;
+  const GaussSeidelOptions& opt_;
+  bool elastic_;
+  double energy_ = 0.0, norm0_ = 0.0;
+  std::int64_t period_ = 16, since_ = 0;
+  int last_ = INT_MAX;
+  Resolution result_;
+};
+
+// Lowest index first: every constraint below the cursor is feasible; reflecting c can only make its neighbours
+// violated, so the cursor moves back to the lowest such neighbour below c, else on to c + 1.
+class LowestIndex {
+ public:
+  explicit LowestIndex(Iterate& it) : it_(it) {}
+  void reset() { cursor_ = 0; }
+  int next() {
+    for (int m = it_.system().constraints(); cursor_ < m; ++cursor_) {
+      if (it_.violated(cursor_)) return cursor_;
+    }
+    return -1;
+  }
+  void reflected(int c) {
+    int to = c + 1;
+    it_.for_each_neighbour(c, [&](int j) {
+      if (j < to && j != c && it_.violated(j)) to = j;
+    });
+    cursor_ = to;
+  }
+
+ private:
+  Iterate& it_;
+  int cursor_ = 0;
+};
+
+class MostViolated {
+ public:
+  explicit MostViolated(Iterate& it) : it_(it), stamp_(it.system().constraints(), 0) {}
+  void reset() {
+    heap_ = {};
+    for (int c = 0; c < it_.system().constraints(); ++c) push(c);
+  }
+  int next() {
+    while (!heap_.empty()) {
+      const Entry e = heap_.top();
+      heap_.pop();
+      if (e.stamp != stamp_[e.c]) continue;  // superseded by a later push
+      ++stamp_[e.c];
+      if (it_.violated(e.c)) return e.c;
+    }
+    return -1;
+  }
+  void reflected(int c) {
+    it_.for_each_neighbour(c, [&](int j) { push(j); });
+  }
+
+ private:
+  struct Entry {
+    double slope;
+    int c;
+    unsigned stamp;
+    bool operator<(const Entry& o) const {  // priority_queue pops the largest: most negative slope, then lowest c
+      return slope != o.slope ? slope > o.slope : c > o.c;
+    }
+  };
+  void push(int c) {
+    ++stamp_[c];
+    const double s = it_.slope(c);
+    if (s < it_.threshold()) heap_.push({s, c, stamp_[c]});
+  }
+  Iterate& it_;
+  std::vector<unsigned> stamp_;
+  std::priority_queue<Entry> heap_;
+};
+
+class Random {
+ public:
+  Random(Iterate& it, std::uint64_t seed) : it_(it), rng_(seed), where_(it.system().constraints(), -1) {}
+  void reset() {
+    for (int c : set_) where_[c] = -1;
+    set_.clear();
+    for (int c = 0; c < it_.system().constraints(); ++c) update(c);
+  }
+  int next() {
+    while (!set_.empty()) {
+      // Modulo rather than std::uniform_int_distribution: the same sequence with every standard library.
+      const int c = set_[static_cast<std::size_t>(rng_() % set_.size())];
+      if (it_.violated(c)) return c;
+      remove(c);
+    }
+    return -1;
+  }
+  void reflected(int c) {
+    it_.for_each_neighbour(c, [&](int j) { update(j); });
+  }
+
+ private:
+  void update(int c) {
+    const bool v = it_.violated(c);
+    if (v && where_[c] < 0) {
+      where_[c] = static_cast<int>(set_.size());
+      set_.push_back(c);
+    } else if (!v && where_[c] >= 0) {
+      remove(c);
+    }
+  }
+  void remove(int c) {
+    const int at = where_[c], last = set_.back();
+    set_[at] = last;
+    where_[last] = at;
+    set_.pop_back();
+    where_[c] = -1;
+  }
+  Iterate& it_;
+  std::mt19937_64 rng_;
+  std::vector<int> set_, where_;
+};
+
+template <class Selector>
+Resolution run(Iterate& it, Selector& select) {
+  select.reset();
+  for (;;) {
+    for (int c = select.next(); c >= 0; c = select.next()) {
+      if (it.capped()) return it.finish(false);
+      it.reflect(c, it.slope(c));
+      select.reflected(c);
+    }
+    // The threshold moved with the norm since some constraints were tested: settle the norm and check them all.
+    it.settle();
+    if (it.first_violated() < 0) return it.finish(true);
+    select.reset();
+  }
+}
+
+}  // namespace
+
+Resolution gauss_seidel(const ImpactSystem& system, std::vector<double>& v, const GaussSeidelOptions& options) {
+  Iterate it(system, v, options);
+  switch (options.order) {
+    case GaussSeidelOrder::most_violated: {
+      MostViolated s(it);
+      return run(it, s);
+    }
+    case GaussSeidelOrder::random: {
+      Random s(it, options.seed);
+      return run(it, s);
+    }
+    case GaussSeidelOrder::lowest_index:
+    default: {
+      LowestIndex s(it);
+      return run(it, s);
+    }
+  }
+}
+
+}  // namespace percussion::impact
