@@ -88,7 +88,7 @@ void check_output_dir(const RunArgs& args, MPI_Comm comm) {
 void prepare_output_dir(const RunArgs& args, MPI_Comm comm) {
   io::on_rank0(comm, [&] {
     if (args.restart.empty())
-      for (const char* name : {"trajectory.h5", "trajectory.xdmf", "summary.json", "log.txt"})
+      for (const char* name : {"trajectory.h5", "trajectory.xdmf", "summary.json", "log.txt", "resolution.json"})
         fs::remove(fs::path(args.out) / name);
     if (args.restart.empty()) fs::remove_all(fs::path(args.out) / "checkpoints");
     // Can the run write here at all? Found now, not at the first frame.
@@ -209,7 +209,7 @@ int run(const RunArgs& args, int argc, char** argv) {
   const std::string unit = method->work_unit();
   const double work_items = static_cast<double>(sizes.at(unit));
   // The unit's singular for "particle-steps/s".
-  const std::string unit_name = unit.size() > 1 && unit.back() == 's' ? unit.substr(0, unit.size() - 1) : unit;
+  const std::string unit_name = singular(unit);
   auto finished = [&]() { return method->reached(scene.time.end) || (args.steps && method->steps() >= *args.steps); };
 
   prepare_output_dir(args, comm);
@@ -226,13 +226,13 @@ int run(const RunArgs& args, int argc, char** argv) {
     if (method->time_step() > 0) o << ", time step " << method->time_step() << " s";
     o << ", t = " << start_time << " -> " << scene.time.end << " s";
     if (args.steps) o << " (at most to step " << *args.steps << ")";
-    o << ", a frame every " << scene.output.frame_interval << " s\n  output: " << args.out;
+    if (scene.output.frame_interval > 0) o << ", a frame every " << scene.output.frame_interval << " s";
+    o << "\n  output: " << args.out;
     if (!restart_file.empty()) o << "\n  restarted from " << restart_file << " at step " << start_step;
     log::info(o.str());
   }
 
-  io::TrajectoryWriter writer(comm, args.out, sizes.count("particles") ? sizes.at("particles") : 0,
-                              restart_file.empty() ? -1 : start_step);
+  io::TrajectoryWriter writer(comm, args.out, method->trajectory_layout(), restart_file.empty() ? -1 : start_step);
   io::CheckpointDirectory checkpoints((fs::path(args.out) / "checkpoints").string(), scene.checkpoint.keep);
   // Frames and checkpoints fall at the first state that reaches each of their times. A restart continues after the
   // times its state has reached: their frames were written before the checkpoint it continues.
@@ -351,6 +351,9 @@ int run(const RunArgs& args, int argc, char** argv) {
     record.failure = e.what();
     record.exit_code = kExitNumerical;
   }
+  // Results of a finished run, and of one that failed numerically (a rigid resolution that hit its cap says so there).
+  if (record.reason == "end time" || record.reason == "numerical failure")
+    agree(comm, [&] { method->write_results(args.out); }, [] {});
   record.last_checkpoint = last_checkpoint_path;
   if (scene.balance.every_steps > 0) record.balance = balancer.summary();
   report_run(*method, record, comm);

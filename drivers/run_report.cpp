@@ -79,7 +79,7 @@ void report_run(Method& method, const RunRecord& r, MPI_Comm comm) {
   const Scene& scene = *r.scene;
   const std::map<std::string, std::int64_t> sizes = method.sizes();
   const std::string unit = method.work_unit();
-  const std::string unit_name = unit.size() > 1 && unit.back() == 's' ? unit.substr(0, unit.size() - 1) : unit;
+  const std::string unit_name = singular(unit);
   const ObservableSet final_obs = method.observables();
 
   const double wall = MPI_Wtime() - r.wall_start;

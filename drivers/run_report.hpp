@@ -34,6 +34,11 @@ void report_run(Method& method, const RunRecord& record, MPI_Comm comm);
 // Observables as JSON by name; a value that is not finite becomes the string "nan", "inf" or "-inf" (JSON has no
 // such numbers, and null would read as "missing").
 nlohmann::json observables_json(const ObservableSet& set);
+// A work unit's singular for "particle-steps/s": "particles" -> "particle", "bodies" -> "body".
+inline std::string singular(const std::string& unit) {
+  if (unit.size() > 3 && unit.ends_with("ies")) return unit.substr(0, unit.size() - 3) + "y";
+  return unit.size() > 1 && unit.back() == 's' ? unit.substr(0, unit.size() - 1) : unit;
+}
 // Replaces every non-finite number in `j` as observables_json does.
 void replace_non_finite(nlohmann::json& j);
 

@@ -30,13 +30,17 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
   s.method = root.string("method");
   if (s.method.empty()) root.fail_at("method", "must name a method");
 
-  const JsonChecker time = root.object("time", {"end", "step", "step_factor", "allow_above_critical"});
-  s.time.end = time.number("end", Range::positive());
-  if (const auto step = time.find("step")) s.time.step = step->as_number(Range::positive());
-  s.time.step_factor = time.number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
-  s.time.allow_above_critical = time.boolean_or("allow_above_critical", s.time.allow_above_critical);
-
-  s.output.frame_interval = root.object("output", {"frame_interval"}).number("frame_interval", Range::positive());
+  // Both absent: a scene without time (one event at t = 0, e.g. a rigid impact resolution); a method that steps
+  // requires them (Scene::require_time_stepping).
+  if (const auto time = root.optional_object("time", {"end", "step", "step_factor", "allow_above_critical"})) {
+    s.time.end = time->number("end", Range::positive());
+    if (const auto step = time->find("step")) s.time.step = step->as_number(Range::positive());
+    s.time.step_factor = time->number_or("step_factor", s.time.step_factor, Range::open_closed(0.0, 1.0));
+    s.time.allow_above_critical = time->boolean_or("allow_above_critical", s.time.allow_above_critical);
+  }
+  if (const auto output = root.optional_object("output", {"frame_interval"})) {
+    s.output.frame_interval = output->number("frame_interval", Range::positive());
+  }
 
   if (const auto c = root.optional_object("checkpoint", {"every_steps", "every_time", "every_minutes", "keep"})) {
     s.checkpoint.every_steps = c->integer_or("every_steps", s.checkpoint.every_steps, Range::non_negative());
@@ -49,6 +53,12 @@ Scene parse_scene_text(const std::string& text, const std::string& path) {
     s.balance.threshold = b->number_or("threshold", s.balance.threshold, Range::open_closed(1.0, 1e6));
   }
   return s;
+}
+
+void Scene::require_time_stepping() const {
+  const JsonChecker r = root();
+  r.object("time", {"end", "step", "step_factor", "allow_above_critical"});
+  r.object("output", {"frame_interval"});
 }
 
 Scene parse_scene_file(const std::string& path) {

@@ -4,6 +4,7 @@
 #include "percussion/core/error.hpp"
 #include "percussion/core/json_schema.hpp"
 #include "percussion/methods/bdem/create.hpp"
+#include "percussion/methods/rigid/create.hpp"
 
 namespace percussion {
 
@@ -12,6 +13,8 @@ namespace {
 constexpr MethodType kMethods[] = {
     {"bdem", "bonded discrete elements, explicit or implicit (docs/bdem.md)", bdem::validate, bdem::describe,
      bdem::create},
+    {"rigid", "simultaneous rigid impact that provably terminates: balls and walls (docs/rigid.md)", rigid::validate,
+     rigid::describe, rigid::create},
 };
 
 }  // namespace

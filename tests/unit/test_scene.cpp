@@ -405,6 +405,7 @@ TEST(Scene, EveryShippedSceneParses) {
   int scenes = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir() / "inputs")) {
     if (entry.path().extension() != ".json") continue;
+    if (percussion::parse_scene_file(entry.path().string()).method != "bdem") continue;  // test_scene_schema's
     ++scenes;
     try {
       const bdem::BdemScene s = bdem::parse_scene_file(entry.path().string());

@@ -13,14 +13,14 @@ namespace percussion {
 class JsonChecker;
 
 struct TimeControl {
-  double end = 0;               // simulated end time, s, > 0
+  double end = 0;               // simulated end time, s, > 0 (0: the scene has no `time`)
   std::optional<double> step;   // fixed time step, s; if absent: step_factor x the method's stable step
   double step_factor = 0.2;     // (0, 1]
   bool allow_above_critical = false;  // run an explicit `step` above the method's stability limit
 };
 
 struct OutputControl {
-  double frame_interval = 0;    // s of simulated time between frames, > 0
+  double frame_interval = 0;    // s of simulated time between frames, > 0 (0: no `output`)
 };
 
 struct CheckpointControl {
@@ -50,6 +50,9 @@ struct Scene {
 
   // The root, for a method's parser; every message names this file and a JSON pointer.
   JsonChecker root() const;
+  // Throws InputError ("missing required key") unless the file has `time` and `output`: a method that steps in
+  // time calls it; a scene without them is one event at t = 0 (time.end = 0, no frames between).
+  void require_time_stepping() const;
   // Throws InputError at the first root key that is neither common nor in `method_keys`.
   void expect_keys(std::initializer_list<std::string_view> method_keys) const;
 };

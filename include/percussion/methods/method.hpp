@@ -9,11 +9,9 @@
 
 #include "percussion/core/observable_set.hpp"
 #include "percussion/core/timer.hpp"
+#include "percussion/io/trajectory.hpp"
 
 namespace percussion {
-namespace io {
-class TrajectoryWriter;
-}
 
 class Method {
  public:
@@ -50,7 +48,17 @@ class Method {
   virtual std::string implausible_change(const ObservableSet& /*before*/, const ObservableSet& /*now*/) const {
     return {};
   }
+  // What every frame holds: by default the particles of sizes()["particles"].
+  virtual io::TrajectoryLayout trajectory_layout() const {
+    io::TrajectoryLayout layout;
+    const auto s = sizes();
+    layout.particles = s.count("particles") ? s.at("particles") : 0;
+    return layout;
+  }
   virtual void write_frame(io::TrajectoryWriter& writer) = 0;  // collective
+  // Collective, once at the end of a run that reached its end: files of results beside the trajectory
+  // (a rigid impact resolution's resolution.json). Nothing by default.
+  virtual void write_results(const std::string& /*out_dir*/) {}
   virtual void write_checkpoint(const std::string& path) = 0;  // collective
   // Collective. The same state with its items re-partitioned over the ranks (as a checkpoint and a restart on the
   // same ranks would carry it, timers included), or nullptr for a method whose items cannot move.

@@ -12,6 +12,7 @@ namespace percussion::bdem {
 BdemScene parse_scene(const Scene& common) {
   common.expect_keys({"integrator", "materials", "bodies", "bonds", "contact", "obstacles", "boundary_conditions",
                       "gravity", "implicit"});
+  common.require_time_stepping();
   BdemScene s;
   static_cast<Scene&>(s) = common;
   const JsonChecker root = s.root();

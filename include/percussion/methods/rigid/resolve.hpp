@@ -1,0 +1,28 @@
+#pragma once
+// One impact resolution of every contact-graph component at one instant, with the scene's operator.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "percussion/methods/rigid/contacts.hpp"
+
+namespace percussion::rigid {
+
+struct InstantResult {
+  bool terminated = true;
+  std::string reason = "feasible";  // the first component that did not terminate says why
+  std::int64_t components = 0, largest_component = 0;
+  std::int64_t iterations = 0, reflections = 0, renormalisations = 0;
+  std::vector<double> impulses;     // per contact, physical units (kg m/s along the contact normal)
+  std::vector<std::int64_t> lineality_contacts;  // contacts found to be implicit equalities
+  std::int64_t lineality_dimension = 0;
+  double projection_energy_loss = 0;  // kinetic energy removed by the anti-locking projection
+};
+
+// Resolves the velocities of `balls` in place. Components are independent: their order does not matter, and each
+// runs with its own tolerance scale and (for the random order) its own generator seeded from its smallest body.
+InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const Contact> contacts,
+                               const Components& components, const ImpactSettings& settings);
+
+}  // namespace percussion::rigid

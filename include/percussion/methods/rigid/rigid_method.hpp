@@ -1,0 +1,64 @@
+#pragma once
+// The rigid-impact method (issue 64, notes 003): balls and walls, one impact resolution ("resolve") or time
+// stepping with a resolution every step ("step"). Runs on one rank so far.
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "percussion/methods/method.hpp"
+#include "percussion/methods/rigid/contacts.hpp"
+#include "percussion/methods/rigid/resolve.hpp"
+#include "percussion/methods/rigid/scene.hpp"
+
+namespace percussion::rigid {
+
+class RigidMethod : public Method {
+ public:
+  // restart_file empty: from the scene; else continue that checkpoint.
+  RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& restart_file);
+
+  std::string variant() const override;
+  double time() const override { return time_; }
+  long steps() const override { return step_; }
+  bool reached(double t) const override;
+  void advance(double limit) override;
+  double time_step() const override { return resolve_mode() ? 0.0 : scene_.time_step; }
+  std::map<std::string, std::int64_t> sizes() const override;
+  std::string work_unit() const override { return "bodies"; }
+  std::int64_t local_items() const override { return static_cast<std::int64_t>(balls_.size()); }
+  ObservableSet observables() override;
+  std::string implausible_change(const ObservableSet& before, const ObservableSet& now) const override;
+  io::TrajectoryLayout trajectory_layout() const override;
+  void write_frame(io::TrajectoryWriter& writer) override;
+  void write_checkpoint(const std::string& path) override;
+  void write_results(const std::string& out_dir) override;
+  PhaseTimers& timers() override { return timers_; }
+  std::map<std::string, double> counters() const override;
+
+ private:
+  bool resolve_mode() const { return scene_.mode == "resolve"; }
+  void read_checkpoint(const std::string& path);
+  void resolve_now(double dt);
+  double kinetic_energy() const;
+  Eigen::Vector3d momentum() const;
+
+  RigidScene scene_;
+  MPI_Comm comm_;
+  BallState balls_;
+  long step_ = 0;
+  double time_ = 0;
+  ContactFinder finder_;
+  std::vector<Contact> contacts_;  // of the last resolution
+  InstantResult last_;
+  bool resolved_ = false;
+  // Totals since time 0, carried by checkpoints.
+  std::int64_t reflections_ = 0, iterations_ = 0, unterminated_ = 0;
+  // resolve mode: the state before the resolution, for resolution.json.
+  double energy_before_ = 0;
+  Eigen::Vector3d momentum_before_ = Eigen::Vector3d::Zero();
+  PhaseTimers timers_;
+  int contact_phase_ = 0, resolve_phase_ = 0;
+};
+
+}  // namespace percussion::rigid

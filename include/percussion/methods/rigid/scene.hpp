@@ -1,0 +1,58 @@
+#pragma once
+// A rigid-impact scene (docs/rigid.md, docs/schema/rigid.schema.json): balls in 2D or 3D and planar walls, resolved
+// once ("mode": "resolve") or stepped in time with an impact resolution every step ("mode": "step").
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "percussion/core/scene.hpp"
+#include "percussion/physics/impact/gauss_seidel.hpp"
+
+namespace percussion::rigid {
+
+// One ball of the scene, after lattices are expanded: its index in `balls` is its global id.
+struct Ball {
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();  // z = 0 in 2D
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
+  double mass = 1.0;
+  double radius = 1.0;
+  bool fixed = false;
+  std::string pointer;  // JSON pointer of the entry it came from, for messages
+};
+
+struct Wall {
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitY();  // unit, into free space
+};
+
+enum class Operator { gauss_seidel, generalized_reflections };
+
+struct ImpactSettings {
+  Operator op = Operator::gauss_seidel;
+  impact::GaussSeidelOrder order = impact::GaussSeidelOrder::lowest_index;
+  std::uint64_t seed = 0;
+  impact::ResolveOptions resolve;
+  // A pair is in contact when its gap is at most contact_tolerance × the smaller radius.
+  double contact_tolerance = 1e-9;
+  double restitution = 1.0;              // 1: elastic
+  std::string restitution_model = "energetic";  // "energetic" (notes Alg. J2) or "pairwise" (J1)
+  bool anti_locking = true;              // remove implicit equality constraints first (notes Alg. F)
+};
+
+struct RigidScene : Scene {
+  std::string mode = "step";  // "resolve" | "step"
+  int dimension = 3;
+  std::vector<Ball> balls;
+  std::vector<Wall> walls;
+  ImpactSettings impact;
+  Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
+  std::string integrator = "symplectic_euler";  // | "velocity_verlet"
+  double time_step = 0;  // step mode: time.step
+};
+
+// Parses and checks the method's sections; InputError "<file>: <pointer>: <what>" at the first problem, including
+// balls that overlap beyond the contact tolerance or lie behind a wall.
+RigidScene parse_scene(const Scene& common);
+
+}  // namespace percussion::rigid
