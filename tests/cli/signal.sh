@@ -1,6 +1,7 @@
 # SIGTERM (SLURM's warning) mid-run, then SIGINT (Ctrl-C): a valid checkpoint, exit 75, and a restart that finishes
 # the run.
 source "$(dirname "$0")/../support/cli_common.sh"
+source "$(dirname "$0")/../support/signal_wait.sh"
 scene=$INPUTS/bdem/beam_snap_small.json
 out=$SCRATCH/run
 
@@ -11,11 +12,7 @@ interrupt() {
   local sig=$1 second=$2 dir=$3 log=$4; shift 4
   "$@" > "$log" 2>&1 &
   local pid=$!
-  for _ in $(seq 1 300); do
-    [ -s "$dir/trajectory.xdmf" ] && break
-    sleep 0.1
-  done
-  sleep 0.5
+  wait_stepping "$dir"
   kill "-$sig" "$pid"
   sleep 0.05
   kill "-$second" "$pid"

@@ -1,6 +1,7 @@
 # A batch script that receives SIGTERM turns it into SIGUSR1 for mpirun (the README's recipe): the job ends with
 # 75 and a valid signal checkpoint, where SIGTERM to mpirun itself would end it with Open MPI's 1.
 source "$(dirname "$0")/../support/cli_common.sh"
+source "$(dirname "$0")/../support/signal_wait.sh"
 scene=$INPUTS/bdem/beam_snap_small.json
 out=$SCRATCH/run
 
@@ -12,11 +13,7 @@ exit \$code
 JOB
 bash "$SCRATCH/job.sh" > "$SCRATCH/log" 2>&1 &
 job=$!
-for _ in $(seq 1 300); do
-  [ -s "$out/trajectory.xdmf" ] && break
-  sleep 0.1
-done
-sleep 0.5
+wait_stepping "$out"
 kill -TERM "$job"
 set +e
 wait "$job"
