@@ -34,7 +34,7 @@ run options:
 
 exit codes:
   0 done, 1 internal error, 2 bad input (scene, option, file), 3 numerical failure,
-  75 checkpointed on SIGTERM/SIGUSR1: requeue me and restart from DIR
+  75 checkpointed on SIGTERM, SIGINT, SIGUSR1 or SIGUSR2: requeue me and restart from DIR
 )";
 }
 

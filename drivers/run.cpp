@@ -2,7 +2,6 @@
 // and the end-of-run summary.
 #include <cerrno>
 #include <climits>
-#include <csignal>
 #include <cstring>
 #include <cmath>
 #include <filesystem>
@@ -25,22 +24,12 @@
 #include "percussion/io/trajectory.hpp"
 #include "percussion/methods/registry.hpp"
 #include "run_report.hpp"
+#include "stop_signals.hpp"
 
 namespace fs = std::filesystem;
 
 namespace percussion::cli {
 namespace {
-
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_signal(int s) { g_signal = s; }
-
-void install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGUSR1, &sa, nullptr);
-}
 
 // Rank 0 reads the file; every rank parses the same text, so every rank reaches the same verdict.
 Scene read_scene(const std::string& path, MPI_Comm comm) {
@@ -192,6 +181,8 @@ int run(const RunArgs& args, int argc, char** argv) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const double wall_start = MPI_Wtime();
+  // From the start: a signal during a long set-up still ends in a checkpoint after the first step.
+  install_stop_signals();
 
   // Validation first: nothing is written until the scene, the restart file and the output dir pass.
   Scene scene = read_scene(args.scene, comm);
@@ -214,7 +205,6 @@ int run(const RunArgs& args, int argc, char** argv) {
 
   prepare_output_dir(args, comm);
   log::set_file((fs::path(args.out) / "log.txt").string());
-  install_signal_handlers();
   {
     std::ostringstream o;
     o << "percussion: " << scene.path << " (" << scene.method;
@@ -308,7 +298,7 @@ int run(const RunArgs& args, int argc, char** argv) {
       if (frames.pass(*method)) write_frame();
       balancer.after_step(method);
       // Collective decisions: a signal seen by any rank, or rank 0's wall clock, stops or checkpoints everyone.
-      int local[2] = {g_signal != 0 ? 1 : 0, 0};
+      int local[2] = {stop_signal() != 0 ? 1 : 0, 0};
       if (rank == 0 && scene.checkpoint.every_minutes > 0 &&
           MPI_Wtime() - last_checkpoint_wall >= 60.0 * scene.checkpoint.every_minutes)
         local[1] = 1;

@@ -1,28 +1,29 @@
-# SIGTERM (SLURM's warning) mid-run: a valid checkpoint, exit 75, and a restart that finishes the run.
+# SIGTERM (SLURM's warning) mid-run, then SIGINT (Ctrl-C): a valid checkpoint, exit 75, and a restart that finishes
+# the run.
 source "$(dirname "$0")/../support/cli_common.sh"
+source "$(dirname "$0")/../support/signal_wait.sh"
 scene=$INPUTS/bdem/beam_snap_small.json
 out=$SCRATCH/run
 
-# interrupt SIGNAL OUTDIR LOG CMD...: start CMD in the background, wait until it is stepping (its first frame
-# exists), send SIGNAL, and require exit code 75.
+# interrupt SIGNAL SECOND OUTDIR LOG CMD...: start CMD in the background, wait until it is stepping (its first frame
+# exists), send SIGNAL and 50 ms later SECOND (a second signal must not cut the checkpoint short), and require
+# exit code 75.
 interrupt() {
-  local sig=$1 dir=$2 log=$3; shift 3
+  local sig=$1 second=$2 dir=$3 log=$4; shift 4
   "$@" > "$log" 2>&1 &
   local pid=$!
-  for _ in $(seq 1 300); do
-    [ -s "$dir/trajectory.xdmf" ] && break
-    sleep 0.1
-  done
-  sleep 0.5
+  wait_stepping "$dir"
   kill "-$sig" "$pid"
+  sleep 0.05
+  kill "-$second" "$pid"
   set +e
   wait "$pid"
   local code=$?
   set -e
-  [ "$code" -eq 75 ] || fail "exit $code after SIG$sig (want 75): $(cat "$log")"
+  [ "$code" -eq 75 ] || fail "exit $code after SIG$sig and SIG$second (want 75): $(cat "$log")"
 }
 
-interrupt TERM "$out" "$SCRATCH/log" "$PERCUSSION" run "$scene" --out "$out"
+interrupt TERM INT "$out" "$SCRATCH/log" "$PERCUSSION" run "$scene" --out "$out"
 grep -q "checkpointed on signal" "$SCRATCH/log" || fail "no signal message: $(cat "$SCRATCH/log")"
 [ -L "$out/checkpoints/latest" ] || fail "no checkpoints/latest"
 expect_exit 0 "$PERCUSSION" info "$out/checkpoints/latest"
@@ -35,8 +36,8 @@ expect_output "restarted from"
 expect_exit 0 "$PERCUSSION" run "$scene" --out "$SCRATCH/straight"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/straight/trajectory.h5" "$out/trajectory.h5" --rtol 0
 
-# SIGUSR1 through mpirun on 2 ranks does the same.
-interrupt USR1 "$SCRATCH/mpi" "$SCRATCH/log2" "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi"
+# SIGUSR1 then SIGUSR2 to mpirun (which forwards both) on 2 ranks do the same: mpirun ends with the ranks' 75.
+interrupt USR1 USR2 "$SCRATCH/mpi" "$SCRATCH/log2" "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi"
 expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi" --restart "$SCRATCH/mpi"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/straight/trajectory.h5" "$SCRATCH/mpi/trajectory.h5" --rtol 0
 # SIGKILL (no chance to clean up) between frames: the trajectory is flushed after every frame, so the frames
