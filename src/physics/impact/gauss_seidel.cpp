@@ -2,6 +2,7 @@
 #include "percussion/physics/impact/gauss_seidel.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <queue>
@@ -24,39 +25,40 @@ class Iterate {
     period_ = std::max<std::int64_t>(16, system.dofs());
     result_.impulses.assign(system.constraints(), 0.0);
     result_.norm_before = norm0_;
+    update_threshold();
   }
 
-  double threshold() const { return -opt_.resolve.tolerance * std::sqrt(std::max(energy_, 0.0)); }
+  double threshold() const { return threshold_; }
   double slope(int c) const { return sys_.slope(c, v_.data()); }
   bool violated(int c) const { return slope(c) < threshold(); }
   bool capped() const { return result_.reflections >= opt_.resolve.max_reflections; }
 
   void reflect(int c, double s) {
-    const int a = sys_.end_a(c), b = sys_.end_b(c);
-    double before = sys_.body_energy_squared(a, v_.data());
-    if (b >= 0) before += sys_.body_energy_squared(b, v_.data());
     const double lambda = -(1.0 + opt_.restitution) * s;
     sys_.apply(c, lambda, v_.data());
     result_.impulses[c] += lambda;
     ++result_.reflections;
     if (c <= last_) ++result_.iterations;  // a new pass through the constraint order begins
     last_ = c;
-    double after = sys_.body_energy_squared(a, v_.data());
-    if (b >= 0) after += sys_.body_energy_squared(b, v_.data());
-    energy_ += after - before;
+    // ‖v + λM⁻¹n‖²_M = ‖v‖²_M + 2λs + λ² with nᵀM⁻¹n = 1: zero change when elastic; settle() recomputes it exactly.
+    energy_ += lambda * (lambda + 2.0 * s);
     if (++since_ >= period_) settle();
+    update_threshold();
   }
 
   // Exact norm; rescaled to the initial one when the operator is elastic and renormalisation is on.
   void settle() {
     since_ = 0;
     energy_ = sys_.energy_norm_squared(v_.data());
-    if (!elastic_ || !opt_.resolve.renormalise || !(energy_ > 0.0)) return;
-    const double scale = norm0_ / std::sqrt(energy_);
-    for (double& x : v_) x *= scale;
-    energy_ = sys_.energy_norm_squared(v_.data());
-    ++result_.renormalisations;
+    if (elastic_ && opt_.resolve.renormalise && energy_ > 0.0) {
+      const double scale = norm0_ / std::sqrt(energy_);
+      for (double& x : v_) x *= scale;
+      energy_ = sys_.energy_norm_squared(v_.data());
+      ++result_.renormalisations;
+    }
+    update_threshold();
   }
+  void update_threshold() { threshold_ = -opt_.resolve.tolerance * std::sqrt(std::max(energy_, 0.0)); }
 
   int first_violated() const {
     for (int c = 0; c < sys_.constraints(); ++c) {
@@ -91,35 +93,55 @@ class Iterate {
   std::vector<double>& v_;
   const GaussSeidelOptions& opt_;
   bool elastic_;
-  double energy_ = 0.0, norm0_ = 0.0;
+  double energy_ = 0.0, norm0_ = 0.0, threshold_ = 0.0;
   std::int64_t period_ = 16, since_ = 0;
   int last_ = INT_MAX;
   Resolution result_;
 };
 
-// Lowest index first: every constraint below the cursor is feasible; reflecting c can only make its neighbours
-// violated, so the cursor moves back to the lowest such neighbour below c, else on to c + 1.
+// The lowest-index violated constraint in O(1): a two-level bitset of the violated set (reflecting c changes the
+// status of its neighbours only), so a reflection far down the order costs no rescan of the feasible ones before.
 class LowestIndex {
  public:
-  explicit LowestIndex(Iterate& it) : it_(it) {}
-  void reset() { cursor_ = 0; }
+  explicit LowestIndex(Iterate& it)
+      : it_(it), words_((it.system().constraints() + 63) / 64, 0), summary_((words_.size() + 63) / 64, 0) {}
+  void reset() {
+    std::fill(words_.begin(), words_.end(), 0);
+    std::fill(summary_.begin(), summary_.end(), 0);
+    for (int c = 0, m = it_.system().constraints(); c < m; ++c)
+      if (it_.violated(c)) set(c);
+  }
   int next() {
-    for (int m = it_.system().constraints(); cursor_ < m; ++cursor_) {
-      if (it_.violated(cursor_)) return cursor_;
+    for (std::size_t s = 0; s < summary_.size(); ++s) {
+      while (summary_[s] != 0) {
+        const std::size_t w = 64 * s + static_cast<std::size_t>(std::countr_zero(summary_[s]));
+        const int c = static_cast<int>(64 * w + static_cast<std::size_t>(std::countr_zero(words_[w])));
+        if (it_.violated(c)) return c;
+        clear(c);  // feasible again under a threshold that moved with the norm
+      }
     }
     return -1;
   }
   void reflected(int c) {
-    int to = c + 1;
     it_.for_each_neighbour(c, [&](int j) {
-      if (j < to && j != c && it_.violated(j)) to = j;
+      if (it_.violated(j)) set(j);
+      else clear(j);
     });
-    cursor_ = to;
   }
 
  private:
+  void set(int c) {
+    const std::size_t w = static_cast<std::size_t>(c) / 64;
+    words_[w] |= std::uint64_t{1} << (c % 64);
+    summary_[w / 64] |= std::uint64_t{1} << (w % 64);
+  }
+  void clear(int c) {
+    const std::size_t w = static_cast<std::size_t>(c) / 64;
+    words_[w] &= ~(std::uint64_t{1} << (c % 64));
+    if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
+  }
   Iterate& it_;
-  int cursor_ = 0;
+  std::vector<std::uint64_t> words_, summary_;
 };
 
 class MostViolated {
