@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build Release, snap a small bonded beam by pulling one end fast on 2 MPI ranks, summarise the output
-# and plot its energies, momenta and broken bonds.
+# and plot its energies, momenta and broken bonds; then resolve Newton's cradle and break a billiard rack with the
+# rigid-impact method.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -36,6 +37,22 @@ if [[ -f scripts/plot_observables.py ]]; then
   fi
 fi
 
+echo
+echo "== rigid impact: Newton's cradle, one resolution (inputs/rigid/newtons_cradle.json)"
+build/percussion run inputs/rigid/newtons_cradle.json --out out/newtons_cradle --overwrite >/dev/null
+if python="$(percussion_python)"; then
+  "$python" - out/newtons_cradle/resolution.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"  terminated: {r['terminated']} after {r['reflections']} reflections; velocities after:",
+      " ".join(f"{v[0]:.3g}" for v in r["velocities"]))
+print(f"  kinetic energy {r['energy_before']:.6g} -> {r['energy_after']:.6g} J")
+PY
+fi
+echo
+echo "== rigid impact: a billiard break, 16 balls for 1 s (inputs/rigid/billiard_break.json)"
+build/percussion run inputs/rigid/billiard_break.json --out out/billiard_break --overwrite | tail -n 4
+
 plot_line=""
 if [[ -f "$out/observables.png" ]]; then
   plot_line="  observables.png                   energies, momenta and broken bonds vs time"
@@ -49,6 +66,7 @@ cat <<EOF
   summary.json                      throughput, time per phase, final energies and momenta
   log.txt                           the run's log
 ${plot_line}
+  $root/out/newtons_cradle/resolution.json and $root/out/billiard_break/: the rigid-impact runs
 
 Open it in ParaView:
   1. File -> Open -> $root/$out/trajectory.xdmf
