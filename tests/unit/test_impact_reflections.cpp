@@ -178,6 +178,9 @@ TEST(ImpactReflections, SymmetricRackStaysSymmetric) {
   const double asymmetry = rack_asymmetry(v);
   EXPECT_LT(asymmetry, 1e-11);
   EXPECT_NEAR(v[1], 0.0, 1e-12);  // the cue ball stays on the axis
+  std::vector<double> again = v0;
+  generalized_reflections(s, again, options());
+  EXPECT_EQ(again, v);  // deterministic, bit for bit
   // Pairwise Gauss–Seidel in index order reflects the apex's left contact first and breaks the symmetry.
   std::vector<double> u = v0;
   GaussSeidelOptions g;

@@ -164,6 +164,15 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
   petsc_check(TaoCreate(PETSC_COMM_SELF, &pv.tao), "TaoCreate");
   petsc_check(TaoSetType(pv.tao, TAOTRON), "TaoSetType");
   petsc_check(TaoSetOptionsPrefix(pv.tao, options.prefix.c_str()), "TaoSetOptionsPrefix");
+  // A has a unit diagonal, so Jacobi is no preconditioning; TRON's default ILU breaks down on the singular A of
+  // redundant contacts and friction generators (its trust-region steps then stall far above the tolerance).
+  KSP ksp = nullptr;
+  PC pc = nullptr;
+  petsc_check(TaoGetKSP(pv.tao, &ksp), "TaoGetKSP");
+  if (ksp) {
+    petsc_check(KSPGetPC(ksp, &pc), "KSPGetPC");
+    petsc_check(PCSetType(pc, PCNONE), "PCSetType");
+  }
   petsc_check(TaoSetSolution(pv.tao, pv.x), "TaoSetSolution");
   petsc_check(TaoSetObjectiveAndGradient(pv.tao, nullptr, objective_and_gradient, const_cast<ImpactQp*>(this)),
               "TaoSetObjectiveAndGradient");
