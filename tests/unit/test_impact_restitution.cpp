@@ -205,6 +205,50 @@ TEST(ImpactFriction, BallHittingAFloorObliquely3d) {
   }
 }
 
+TEST(ImpactFriction, SpinningUpARigidSphere) {
+  // A solid sphere as a rigid body (m = 2, R = ½, I = ⅖mR²) sliding onto the floor, v = (1, 0, −1), ω = 0. The
+  // tangent covectors (t, r×t) weigh 1/m + R²/I, the normal 1/m: the bounds convert between the two. Sticking
+  // stops the contact point, v_x = 5/7 and Rω_y = 5/7; sliding takes exactly μα off the momentum.
+  const double m = 2, R = 0.5, I = 0.4 * m * R * R;
+  ImpactSystem s;
+  const double block[36] = {m, 0, 0, 0, 0, 0, 0, m, 0, 0, 0, 0, 0, 0, m, 0, 0, 0,
+                            0, 0, 0, I, 0, 0, 0, 0, 0, 0, I, 0, 0, 0, 0, 0, 0, I};
+  s.add_body(6, block);
+  const double normal[6] = {0, 0, 1, 0, 0, 0};  // (ν, r×ν) with r = (0, 0, −R): r×ν = 0
+  s.add_constraint(0, normal);
+  s.finish();
+  FrictionContact f;
+  f.constraint = 0;
+  f.t1_a = {1, 0, 0, 0, -R, 0};  // (t, r×t)
+  f.t2_a = {0, 1, 0, R, 0, 0};
+  for (const double mu : {0.05, 1.0}) {
+    f.mu = mu;
+    std::vector<double> v{1, 0, -1, 0, 0, 0};
+    const Resolution r = generalized_reflections(s, v, ResolveOptions{});
+    ASSERT_TRUE(r.terminated);
+    const double alpha = physical(s, 0, r.impulses[0]);
+    ASSERT_NEAR(alpha, 2 * m, 1e-14);
+    const double e_before = energy(s, v);
+    const FrictionResult fr = friction_post_pass(s, std::span(&f, 1), r.impulses, v);
+    ASSERT_TRUE(fr.converged) << fr.reason;
+    const double stick = 2.0 / 7.0 * m;  // impulse that stops the contact point
+    if (mu * alpha >= stick) {
+      EXPECT_NEAR(v[0], 5.0 / 7.0, 1e-12);
+      EXPECT_NEAR(R * v[4], 5.0 / 7.0, 1e-12);
+      EXPECT_NEAR(v[0] - R * v[4], 0.0, 1e-12);  // the contact point's tangential velocity
+      EXPECT_NEAR(fr.tangential[0], -stick, 1e-12);
+    } else {
+      EXPECT_NEAR(v[0], 1 - mu * alpha / m, 1e-12);
+      EXPECT_NEAR(v[4], mu * alpha * R / I, 1e-12);
+      EXPECT_NEAR(fr.tangential[0], -mu * alpha, 1e-12);
+    }
+    EXPECT_NEAR(v[1], 0.0, 1e-12);
+    EXPECT_NEAR(v[3], 0.0, 1e-12);
+    EXPECT_NEAR(v[2], 1.0, 1e-15);
+    EXPECT_LT(energy(s, v), e_before);
+  }
+}
+
 TEST(ImpactFriction, EnergyNeverIncreasesAndImpulsesStayInTheCone) {
   std::mt19937_64 rng(31);
   std::uniform_real_distribution<double> unit(0, 1);

@@ -19,14 +19,18 @@ namespace {
 
 PetscErrorCode objective_and_gradient(Tao, Vec x, PetscReal* f, Vec g, void* ctx) {
   const auto* qp = static_cast<const ImpactQp*>(ctx);
+  PetscCall(MatMult(qp->matrix(), x, g));
   const PetscScalar* xs = nullptr;
   PetscScalar* gs = nullptr;
   PetscCall(VecGetArrayRead(x, &xs));
   PetscCall(VecGetArray(g, &gs));
-  qp->gradient(xs, gs);
-  // f = ½xᵀ(Ax + b) + ½bᵀx from the gradient already computed.
+  // f = ½xᵀ(Ax + b) + ½bᵀx, from Ax.
+  const std::vector<double>& b = qp->linear_term();
   double value = 0.0;
-  for (int i = 0; i < qp->size(); ++i) value += 0.5 * xs[i] * (gs[i] + qp->linear_term()[i]);
+  for (int i = 0; i < qp->size(); ++i) {
+    gs[i] += b[i];
+    value += 0.5 * xs[i] * (gs[i] + b[i]);
+  }
   *f = value;
   PetscCall(VecRestoreArray(g, &gs));
   PetscCall(VecRestoreArrayRead(x, &xs));
@@ -125,16 +129,14 @@ ImpactQp::~ImpactQp() {
 }
 
 void ImpactQp::gradient(const double* x, double* g) const {
-  const PetscInt* cols = nullptr;
-  const PetscScalar* vals = nullptr;
-  for (PetscInt p = 0; p < size(); ++p) {
-    PetscInt count = 0;
-    petsc_check(MatGetRow(A_, p, &count, &cols, &vals), "MatGetRow");
-    double s = b_[p];
-    for (PetscInt k = 0; k < count; ++k) s += vals[k] * x[cols[k]];
-    petsc_check(MatRestoreRow(A_, p, &count, &cols, &vals), "MatRestoreRow");
-    g[p] = s;
-  }
+  Vec xv = nullptr, gv = nullptr;
+  petsc_check(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, size(), x, &xv), "VecCreateSeqWithArray");
+  petsc_check(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, size(), g, &gv), "VecCreateSeqWithArray");
+  const PetscErrorCode code = MatMult(A_, xv, gv);
+  VecDestroy(&xv);
+  VecDestroy(&gv);
+  petsc_check(code, "MatMult");
+  for (int i = 0; i < size(); ++i) g[i] += b_[i];
 }
 
 double ImpactQp::objective(const double* x) const {
@@ -178,9 +180,9 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
               "TaoSetObjectiveAndGradient");
   petsc_check(TaoSetHessian(pv.tao, A_, A_, constant_hessian, nullptr), "TaoSetHessian");
   petsc_check(TaoSetVariableBounds(pv.tao, pv.lo, pv.hi), "TaoSetVariableBounds");
-  const double target = options.residual * scale_;
-  // TAO's gradient tests use the 2-norm of the projected gradient; ours is the ∞-norm, which it bounds.
-  petsc_check(TaoSetTolerances(pv.tao, target, 0.0, 0.0), "TaoSetTolerances");
+  // TAO's test is on the 2-norm of its projected gradient (which bounds our ∞-norm), set a decade below the
+  // acceptance so that the clean-up's rounding does not push an accepted solve over it.
+  petsc_check(TaoSetTolerances(pv.tao, 0.1 * options.residual * scale_, 0.0, 0.0), "TaoSetTolerances");
   petsc_check(TaoSetMaximumIterations(pv.tao, static_cast<PetscInt>(options.max_iterations)),
               "TaoSetMaximumIterations");
   petsc_check(TaoSetFromOptions(pv.tao), "TaoSetFromOptions");
