@@ -190,6 +190,36 @@ TEST(ImpactReflections, SymmetricRackStaysSymmetric) {
   EXPECT_GT(rack_asymmetry(u), 1e-3);
 }
 
+TEST(ImpactReflections, MiniGeyserLoopsUntilItsLinealityIsRemoved) {
+  // Notes §5 case 8: the plug A, B between two walls and the projectile C from below.
+  const double r3 = std::sqrt(3.0);
+  const std::vector<double> centres{-1, 0, 1, 0, 0, -r3};
+  const std::vector<double> v0{0, 0, 0, 0, 0, 1};
+  const ImpactSystem plain = balls2d(centres, {1, 1, 1}, 1.0, {{-2, 0, 1, 0}, {2, 0, -1, 0}});
+  ASSERT_EQ(plain.constraints(), 5);  // A–B, A–C, A–wall, B–C, B–wall
+  std::vector<double> v = v0;
+  ResolveOptions capped = options();
+  capped.max_iterations = 500;
+  const Resolution loop = generalized_reflections(plain, v, capped);
+  EXPECT_FALSE(loop.terminated);
+  EXPECT_EQ(loop.iterations, 500);
+  EXPECT_NEAR(energy(plain, v), 0.5, 1e-13);
+
+  // Algorithm F's result, built by hand: the lineality space of {A–B, A–wall, B–wall} is (A_x, B_x); A–C and B–C
+  // lose those components. One QP then resolves it symmetrically.
+  ImpactSystem reduced;
+  for (int k = 0; k < 3; ++k) reduced.add_point_mass(2, 1.0);
+  const double ac_a[] = {0, r3 / 2}, ac_c[] = {0.5, -r3 / 2}, bc_b[] = {0, r3 / 2}, bc_c[] = {-0.5, -r3 / 2};
+  reduced.add_constraint(0, ac_a, 2, ac_c);
+  reduced.add_constraint(1, bc_b, 2, bc_c);
+  reduced.finish();
+  v = v0;
+  const Resolution r = generalized_reflections(reduced, v, options());
+  expect_resolved(reduced, v0, v, r, 1e-12);
+  EXPECT_EQ(r.iterations, 1);
+  expect_velocities(v, {0, 2.0 / 3, 0, 2.0 / 3, 0, -1.0 / 3});
+}
+
 TEST(ImpactReflections, DiagnosticCapIsNeverSilent) {
   // The wedged ball (notes §5 case 6): two opposing walls form an implicit equality and GR cycles forever.
   const ImpactSystem s = balls2d({0, 0}, {1}, 1.0, {{-1, 0, 1, 0}, {1, 0, -1, 0}});

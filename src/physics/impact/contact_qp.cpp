@@ -40,10 +40,10 @@ PetscErrorCode objective_and_gradient(Tao, Vec x, PetscReal* f, Vec g, void* ctx
 PetscErrorCode constant_hessian(Tao, Vec, Mat, Mat, void*) { return 0; }
 
 // RAII for the few PETSc objects of one solve.
-struct Vectors {
+struct SolveObjects {
   Vec x = nullptr, lo = nullptr, hi = nullptr;
   Tao tao = nullptr;
-  ~Vectors() {
+  ~SolveObjects() {
     if (tao) TaoDestroy(&tao);
     if (x) VecDestroy(&x);
     if (lo) VecDestroy(&lo);
@@ -159,7 +159,7 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
   // A start inside the bounds (0 when it is).
   std::vector<double> start(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) start[i] = std::clamp(0.0, lower[i], upper[i]);
-  Vectors pv;
+  SolveObjects pv;
   pv.x = from_vector(start);
   pv.lo = from_vector(lower);
   pv.hi = from_vector(upper);

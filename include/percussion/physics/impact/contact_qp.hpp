@@ -2,10 +2,12 @@
 // The bound-constrained QPs of the impact operators (notes 003 Alg. C, H, J2, J3): over a subset S of an
 // ImpactSystem's constraints, min ½ xᵀAx + bᵀx for lower ≤ x ≤ upper with A = N_SᵀM⁻¹N_S and b = N_Sᵀv, i.e. the
 // kinetic energy ½‖v + M⁻¹N_S x‖²_M − ½‖v‖²_M. A is sparse (constraints that share no body do not couple),
-// assembled as SeqAIJ on PETSC_COMM_SELF and handed to PETSc TAO; the default solver is TRON (gradient projection
-// and Newton steps on the free face): it keeps x inside the bounds exactly and identifies the active set, so the
-// clean-up below only clamps. Options under the prefix (default "impact_qp_"), e.g. -impact_qp_tao_type gpcg,
-// -impact_qp_tao_monitor.
+// assembled as SeqAIJ on PETSC_COMM_SELF and handed to PETSc TAO. The default solver is TRON (gradient projection
+// and Newton–CG steps on the free face, without preconditioner: A has a unit diagonal and is singular when contacts
+// are redundant); it keeps x inside the bounds exactly and identifies the active set, so the clean-up only clamps.
+// BNLS and BNTR also reach the tolerance, BQPIP only on contact QPs (not the friction polygons), and GPCG, BNCG and
+// BLMVM stall above it on packings: the result then says not converged. Options under
+// the prefix (default "impact_qp_"), e.g. -impact_qp_tao_type bnls, -impact_qp_tao_monitor.
 #include <petscmat.h>
 
 #include <cstdint>
@@ -30,7 +32,7 @@ struct QpResult {
   bool converged = false;       // the residual test passed
   std::string reason;           // TAO's reason, and why the result was not accepted
   std::int64_t iterations = 0;  // TAO iterations
-  double residual = 0.0;        // ‖r‖∞ / ‖v‖_M after the clean-up
+  double residual = 0.0;        // ‖r‖∞ / ‖v‖_M after the clean-up (complementarity is exact by construction)
 };
 
 class ImpactQp {
