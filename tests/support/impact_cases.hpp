@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "percussion/physics/impact/impact_system.hpp"
@@ -48,6 +49,28 @@ inline ImpactSystem balls2d(const std::vector<double>& centres, const std::vecto
   }
   s.finish();
   return s;
+}
+
+// Notes 003 §5 case 18's random packings: a side × side hexagonal patch of touching unit balls (up to six contacts
+// each), masses 10^(3U) for U uniform in [0, 1) (ratios up to 1e3), then standard normal velocities.
+struct Packing {
+  ImpactSystem system;
+  std::vector<double> v0;
+};
+inline Packing random_hex_patch(int side, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::normal_distribution<double> normal;
+  std::vector<double> centres, masses;
+  for (int i = 0; i < side; ++i)
+    for (int j = 0; j < side; ++j) {
+      centres.push_back(2.0 * i + (j % 2));
+      centres.push_back(std::sqrt(3.0) * j);
+      masses.push_back(std::pow(10.0, 3 * unit(rng)));
+    }
+  Packing p{balls2d(centres, masses, 1.0), {}};
+  p.v0.resize(static_cast<std::size_t>(p.system.dofs()));
+  for (double& x : p.v0) x = normal(rng);
+  return p;
 }
 
 // Notes 003 §5 invariants: terminated, eps-feasible, elastic energy to 1e-14, impulses ≥ 0.

@@ -227,20 +227,10 @@ TEST(ImpactGaussSeidel, RestitutionInsideTheReflectionCollapses) {
 TEST(ImpactGaussSeidel, InexactOnRandomPackingsWithMassRatios) {
   // Notes 003 §5 case 18 for balls (boxes: test_impact_bodies): random 2D packs, masses 1 to 1e3, eps from 1e-12.
   std::mt19937_64 rng(17);
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::normal_distribution<double> normal;
   for (int trial = 0; trial < 12; ++trial) {
-    // A hexagonal patch of touching balls (up to six contacts each), velocities and masses random.
-    std::vector<double> centres, masses;
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 8; ++j) {
-        centres.push_back(2.0 * i + (j % 2));
-        centres.push_back(std::sqrt(3.0) * j);
-        masses.push_back(std::pow(10.0, 3 * unit(rng)));
-      }
-    const ImpactSystem s = balls2d(centres, masses, 1.0);
-    std::vector<double> v(s.dofs());
-    for (double& x : v) x = normal(rng);
+    const Packing pack = random_hex_patch(8, rng);
+    const ImpactSystem& s = pack.system;
+    std::vector<double> v = pack.v0;
     const auto v0 = v;
     const double eps = trial % 3 == 0 ? 1e-12 : trial % 3 == 1 ? 1e-10 : 1e-8;
     GaussSeidelOptions o = options(static_cast<GaussSeidelOrder>(trial % 3), trial);
