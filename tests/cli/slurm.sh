@@ -169,7 +169,7 @@ grep -qF "run.sbatch: done; output in $SCRATCH/a" <<<"$log" || fail "no 'done' l
 stopped=$(sed -n 's/^stopped at step \([0-9]*\),.*(signal)$/\1/p' <<<"$log")
 expect_exit 0 "$PERCUSSION" info "$SCRATCH/a/trajectory.h5"
 last=$(sed -n 's/^  frames: [0-9]* (steps 0 \.\. \([0-9]*\),.*/\1/p' <<<"$OUT")
-[ -n "$stopped" ] && [ -n "$last" ] && [ "$stopped" -lt "$last" ] ||
+{ [ -n "$stopped" ] && [ -n "$last" ] && [ "$stopped" -lt "$last" ]; } ||
   fail "the signal stopped the run at step '$stopped', not before its last frame (step '$last'): $log"
 # One rank: the explicit integrator gives the same bits on any rank count, and needs no halo exchange here.
 expect_exit 0 "$PERCUSSION" run "$scene" --out "$SCRATCH/straight" --steps "$steps"
@@ -182,7 +182,7 @@ scancel "$jb"
 final=$(wait_done "$jb")
 sleep 1  # settle: a requeue shows as PENDING with Restarts=1
 log=$(cat "$cluster/log/job-$jb.out")
-[ "$final" = CANCELLED ] && [ "$(job_field "$jb" JobState)" = CANCELLED ] ||  # once ended, still ended
+{ [ "$final" = CANCELLED ] && [ "$(job_field "$jb" JobState)" = CANCELLED ]; } ||  # once ended, still ended
   fail "job $jb is $(job_field "$jb" JobState) after scancel (want CANCELLED): $log"
 [ "$(job_field "$jb" Restarts)" = 0 ] || fail "job $jb was requeued after scancel: $log"
 grep -q "percussion exited with code 75" <<<"$log" || fail "the run did not exit 75 on scancel: $log"
