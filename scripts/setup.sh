@@ -23,6 +23,7 @@ PERCUSSION_DEBIAN_PACKAGES=(
   libvalijson-dev
   python3-h5py python3-matplotlib python3-jsonschema
   libptscotch-dev time
+  munge slurmd slurmctld slurm-client   # tests/cli/slurm.sh starts its own single-node SLURM
 )
 
 # Print the packages of PERCUSSION_DEBIAN_PACKAGES that are not installed, one per line.
