@@ -23,8 +23,37 @@ for order in lowest_index most_violated random; do
   [ "$(json_get "$r" "len(d['impulses']), min(i['impulse'] for i in d['impulses']) > 0")" = "4 True" ] ||
     fail "impulses: $(cat "$r")"
 done
+# Generalized Reflections: one QP per violated contact here, the same result; energetic restitution c = 0.5 blends
+# the inelastic (0.2, ..., 0.2) and the elastic result: (0.1, 0.1, 0.1, 0.1, 0.6), kinetic energy 0.2 J.
+edit "$scenes/newtons_cradle.json" "$SCRATCH/gr.json" "d['impact']={'operator': 'generalized_reflections'}"
+expect_exit 0 "$PERCUSSION" run "$SCRATCH/gr.json" --out "$SCRATCH/gr"
+[ "$(json_get "$SCRATCH/gr/resolution.json" "d['terminated'], d['iterations'], max(abs(v[0] - w) for v, w in zip(d['velocities'], [0, 0, 0, 0, 1])) < 1e-12")" = "True 4 True" ] ||
+  fail "GR cradle: $(cat "$SCRATCH/gr/resolution.json")"
+edit "$scenes/newtons_cradle.json" "$SCRATCH/j2.json" "d['impact']['restitution']=0.5"
+expect_exit 0 "$PERCUSSION" run "$SCRATCH/j2.json" --out "$SCRATCH/j2"
+[ "$(json_get "$SCRATCH/j2/resolution.json" "max(abs(v[0] - w) for v, w in zip(d['velocities'], [0.1, 0.1, 0.1, 0.1, 0.6])) < 1e-12, abs(d['energy_after'] - 0.2) < 1e-12")" = "True True" ] ||
+  fail "restitution 0.5: $(cat "$SCRATCH/j2/resolution.json")"
 expect_exit 0 "$PERCUSSION" info "$SCRATCH/cradle_random/trajectory.h5"
 expect_output "frames: 2"
+
+# A ball resting on a wall under gravity stays at rest, elastic as it is: after 10^4 steps it has not moved.
+cat > "$SCRATCH/rest.json" <<'JSON'
+{ "method": "rigid", "dimension": 2, "gravity": [0, -9.81],
+  "bodies": [ { "type": "ball", "position": [0, 0.5], "radius": 0.5 } ],
+  "walls": [ { "point": [0, 0], "normal": [0, 1] } ],
+  "time": { "end": 10, "step": 1e-3 }, "output": { "frame_interval": 10 } }
+JSON
+expect_exit 0 "$PERCUSSION" run "$SCRATCH/rest.json" --out "$SCRATCH/rest"
+"$PY" - "$SCRATCH/rest/trajectory.h5" <<'PYEOF' || fail "the resting ball moved"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+last = sorted(f["frames"])[-1]
+y = f["frames"][last]["position"][0][1]
+assert f["frames"][last].attrs["step"] == 10000, f["frames"][last].attrs["step"]
+assert y == 0.5, y
+v = f["frames"][last]["velocity"][0]
+assert abs(v[1]) == 0.0, v
+PYEOF
 
 # Time stepping: stopped at step 400 and restarted, the billiard break ends equal bit for bit to a straight run.
 edit "$scenes/billiard_break.json" "$SCRATCH/break.json" "d['time']['end']=0.1; d['output']['frame_interval']=0.02"
@@ -52,4 +81,6 @@ bad "d['walls']=[{'point': [1, 0], 'normal': [1, 0]}]" "/walls/0: ball 0 (/bodie
 bad "d['walls']=[{'point': [-5, 0], 'normal': [0, 0]}]" "/walls/0/normal: must not be zero"
 bad "d['impact']['tolerance']=1" "/impact/tolerance"
 bad "d['mode']='step'" "missing required key 'time'"
+bad "d['impact']={'operator': 'generalized_reflections', 'restitution': 0.5, 'restitution_model': 'pairwise'}" \
+  "/impact/restitution_model"
 echo "rigid: cradle in three orders, resting ball, restart bit-identical, bad scenes refused"

@@ -8,13 +8,13 @@
 namespace percussion::rigid {
 
 std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const Wall> walls, double tolerance,
-                                         double dt) {
+                                         double dt, const Eigen::Vector3d& kick) {
   const std::size_t n = balls.size();
   std::vector<Contact> out;
   double r_max = 0, v_max = 0;
   for (std::size_t k = 0; k < n; ++k) {
     r_max = std::max(r_max, balls.radius[k]);
-    v_max = std::max(v_max, balls.velocity[k].norm());
+    v_max = std::max(v_max, balls.velocity[k].norm() + kick.norm());
   }
   // Two balls can close 2 v_max dt in a step.
   const double reach = 2.0 * r_max * (1.0 + tolerance) + 2.0 * v_max * dt;
@@ -27,7 +27,9 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
       if (!(d > 0)) return;  // coincident centres: the scene check refuses them
       const Eigen::Vector3d u = (balls.position[b] - balls.position[a]) / d;
       const double gap = d - balls.radius[a] - balls.radius[b];
-      const double approach = std::min(0.0, u.dot(balls.velocity[b] - balls.velocity[a]));
+      const Eigen::Vector3d va = balls.fixed[a] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(balls.velocity[a] + kick);
+      const Eigen::Vector3d vb = balls.fixed[b] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(balls.velocity[b] + kick);
+      const double approach = std::min(0.0, u.dot(vb - va));
       if (gap + dt * approach <= tolerance * std::min(balls.radius[a], balls.radius[b]))
         out.push_back({static_cast<std::int64_t>(a), static_cast<std::int64_t>(b), u, gap});
     });
@@ -36,7 +38,7 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
     for (std::size_t k = 0; k < n; ++k) {
       if (balls.fixed[k]) continue;
       const double gap = (balls.position[k] - walls[w].point).dot(walls[w].normal) - balls.radius[k];
-      const double approach = std::min(0.0, walls[w].normal.dot(balls.velocity[k]));
+      const double approach = std::min(0.0, walls[w].normal.dot(balls.velocity[k] + kick));
       if (gap + dt * approach <= tolerance * balls.radius[k])
         out.push_back({static_cast<std::int64_t>(k), static_cast<std::int64_t>(n + w), -walls[w].normal, gap});
     }

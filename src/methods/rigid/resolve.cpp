@@ -1,13 +1,18 @@
-// Per-component impact resolution: build the component's ImpactSystem in contact order, run the operator, write
-// the velocities back.
+// Per-component impact resolution: build the component's ImpactSystem in contact order, run the operator (with
+// restitution and friction as the scene says), write the velocities back.
 #include "percussion/methods/rigid/resolve.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
+#include <Eigen/Geometry>  // cross()
+
+#include "percussion/physics/impact/contact_qp.hpp"
+#include "percussion/physics/impact/friction.hpp"
 #include "percussion/physics/impact/gauss_seidel.hpp"
+#include "percussion/physics/impact/generalized_reflections.hpp"
 #include "percussion/physics/impact/impact_system.hpp"
+#include "percussion/physics/impact/restitution.hpp"
 
 namespace percussion::rigid {
 
@@ -21,72 +26,192 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// One component as an impact problem: its bodies in ascending id, its contacts in contact order.
+class ComponentProblem {
+ public:
+  ComponentProblem(const BallState& balls, int dim, std::span<const Contact> contacts, const Components& comps,
+                   std::int64_t comp, std::vector<int>& local)
+      : balls_(balls), dim_(dim), contacts_(contacts), comps_(comps), comp_(comp), local_(local) {
+    const std::int64_t n = static_cast<std::int64_t>(balls.size());
+    for (std::int64_t i = first_body(); i < end_body(); ++i) {
+      local_[comps.body_list[i]] = system.add_point_mass(dim, balls.mass[comps.body_list[i]]);
+    }
+    for (std::int64_t i = comps.contact_start[comp]; i < comps.contact_start[comp + 1]; ++i) {
+      const Contact& c = contacts[comps.contact_list[i]];
+      double minus[3], plus[3];
+      for (int d = 0; d < dim; ++d) minus[d] = -c.normal[d], plus[d] = c.normal[d];
+      const std::span<const double> g_minus(minus, dim), g_plus(plus, dim);
+      const bool a_moves = !balls.fixed[c.a];
+      const bool b_moves = c.b < n && !balls.fixed[c.b];
+      if (a_moves && b_moves) system.add_constraint(local_[c.a], g_minus, local_[c.b], g_plus);
+      else if (a_moves) system.add_constraint(local_[c.a], g_minus);
+      else system.add_constraint(local_[c.b], g_plus);
+      one_sided_ = one_sided_ || !(a_moves && b_moves);
+    }
+    system.finish();
+    v.resize(system.dofs());
+    for (std::int64_t i = first_body(); i < end_body(); ++i) {
+      const std::int64_t k = comps.body_list[i];
+      for (int d = 0; d < dim; ++d) v[system.body_offset(local_[k]) + d] = balls.velocity[k][d];
+    }
+  }
+  ~ComponentProblem() {
+    for (std::int64_t i = first_body(); i < end_body(); ++i) local_[comps_.body_list[i]] = -1;
+  }
+
+  std::int64_t first_body() const { return comps_.body_start[comp_]; }
+  std::int64_t end_body() const { return comps_.body_start[comp_ + 1]; }
+  std::int64_t smallest_body() const { return comps_.body_list[first_body()]; }
+  // Global index of the component's c-th constraint in the contact list.
+  std::int64_t contact(int c) const { return comps_.contact_list[comps_.contact_start[comp_] + c]; }
+  bool one_sided() const { return one_sided_; }
+
+  void write_back(BallState& balls) const {
+    for (std::int64_t i = first_body(); i < end_body(); ++i) {
+      const std::int64_t k = comps_.body_list[i];
+      for (int d = 0; d < dim_; ++d) balls.velocity[k][d] = v[system.body_offset(local_[k]) + d];
+    }
+  }
+
+  // Friction contacts with a tangent perpendicular to the normal (2D), or two (3D), built like the normal's blocks.
+  std::vector<impact::FrictionContact> friction(double mu) const {
+    std::vector<impact::FrictionContact> out;
+    const std::int64_t n = static_cast<std::int64_t>(balls_.size());
+    for (int c = 0; c < system.constraints(); ++c) {
+      const Contact& k = contacts_[contact(c)];
+      Eigen::Vector3d t1, t2;
+      if (dim_ == 2) {
+        t1 = Eigen::Vector3d(-k.normal[1], k.normal[0], 0);
+      } else {
+        const Eigen::Vector3d axis = std::abs(k.normal[0]) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
+        t1 = k.normal.cross(axis).normalized();
+        t2 = k.normal.cross(t1);
+      }
+      impact::FrictionContact f;
+      f.constraint = c;
+      f.mu = mu;
+      const bool a_moves = !balls_.fixed[k.a];
+      const bool b_moves = k.b < n && !balls_.fixed[k.b];
+      const auto blocks = [&](const Eigen::Vector3d& t, std::vector<double>& on_a, std::vector<double>& on_b) {
+        std::vector<double> minus(dim_), plus(dim_);
+        for (int d = 0; d < dim_; ++d) minus[d] = -t[d], plus[d] = t[d];
+        if (a_moves) {  // the constraint's end a is body a; a one-sided one keeps its moving body on end a
+          on_a = minus;
+          if (b_moves) on_b = plus;
+        } else {
+          on_a = plus;
+        }
+      };
+      blocks(t1, f.t1_a, f.t1_b);
+      if (dim_ == 3) blocks(t2, f.t2_a, f.t2_b);
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+  impact::ImpactSystem system;
+  std::vector<double> v;
+
+ private:
+  const BallState& balls_;
+  int dim_;
+  std::span<const Contact> contacts_;
+  const Components& comps_;
+  std::int64_t comp_;
+  std::vector<int>& local_;
+  bool one_sided_ = false;
+};
+
 }  // namespace
 
 InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const Contact> contacts,
                                const Components& components, const ImpactSettings& settings) {
   InstantResult out;
   out.impulses.assign(contacts.size(), 0.0);
+  out.tangential.assign(contacts.size(), 0.0);
   out.components = components.count();
-  const std::int64_t n = static_cast<std::int64_t>(balls.size());
-  std::vector<int> local(n, -1);
+  std::vector<int> local(balls.size(), -1);
   for (std::int64_t comp = 0; comp < components.count(); ++comp) {
-    const std::int64_t b0 = components.body_start[comp], b1 = components.body_start[comp + 1];
-    out.largest_component = std::max(out.largest_component, b1 - b0);
-    impact::ImpactSystem system;
-    for (std::int64_t i = b0; i < b1; ++i) {
-      const std::int64_t k = components.body_list[i];
-      local[k] = system.add_point_mass(dimension, balls.mass[k]);
-    }
-    for (std::int64_t i = components.contact_start[comp]; i < components.contact_start[comp + 1]; ++i) {
-      const Contact& c = contacts[components.contact_list[i]];
-      double minus[3], plus[3];
-      for (int d = 0; d < dimension; ++d) minus[d] = -c.normal[d], plus[d] = c.normal[d];
-      const std::span<const double> g_minus(minus, dimension), g_plus(plus, dimension);
-      const bool a_moves = !balls.fixed[c.a];
-      const bool b_moves = c.b < n && !balls.fixed[c.b];
-      if (a_moves && b_moves) system.add_constraint(local[c.a], g_minus, local[c.b], g_plus);
-      else if (a_moves) system.add_constraint(local[c.a], g_minus);
-      else system.add_constraint(local[c.b], g_plus);
-    }
-    system.finish();
-    std::vector<double> v(system.dofs());
-    for (std::int64_t i = b0; i < b1; ++i) {
-      const std::int64_t k = components.body_list[i];
-      for (int d = 0; d < dimension; ++d) v[system.body_offset(local[k]) + d] = balls.velocity[k][d];
-    }
+    ComponentProblem p(balls, dimension, contacts, components, comp, local);
+    out.largest_component = std::max(out.largest_component, p.end_body() - p.first_body());
+    impact::Resolution elastic_report;
+    const impact::ElasticResolver elastic = [&](const impact::ImpactSystem& s, std::vector<double>& v) {
+      if (settings.op == Operator::generalized_reflections) {
+        elastic_report = impact::generalized_reflections(s, v, settings.resolve);
+      } else {
+        impact::GaussSeidelOptions o;
+        o.resolve = settings.resolve;
+        o.order = settings.order;
+        o.seed = mix(settings.seed ^ mix(static_cast<std::uint64_t>(p.smallest_body())));
+        if (settings.restitution_model == "pairwise") o.restitution = settings.restitution;
+        elastic_report = impact::gauss_seidel(s, v, o);
+      }
+      return elastic_report;
+    };
 
-    if (settings.op != Operator::gauss_seidel) {
-      throw std::logic_error("rigid: only the Gauss-Seidel operator is wired so far");
+    impact::Resolution r;
+    std::vector<double> normal;
+    if (settings.restitution < 1.0 && settings.restitution_model == "energetic") {
+      impact::RestitutionOptions o;
+      o.restitution = settings.restitution;
+      o.tolerance = settings.resolve.tolerance;
+      const impact::RestitutionResult rr = impact::energetic_restitution(p.system, p.v, elastic, o);
+      r = rr.elastic;
+      r.terminated = rr.terminated;
+      r.reason = rr.reason;
+      normal = rr.impulses;
+    } else {
+      r = elastic(p.system, p.v);
+      normal = r.impulses;
     }
-    impact::GaussSeidelOptions options;
-    options.resolve = settings.resolve;
-    options.order = settings.order;
-    options.seed = mix(settings.seed ^ mix(static_cast<std::uint64_t>(components.body_list[b0])));
-    options.restitution = settings.restitution;
-    const impact::Resolution r = impact::gauss_seidel(system, v, options);
 
     out.iterations += r.iterations;
     out.reflections += r.reflections;
     out.renormalisations += r.renormalisations;
     if (!r.terminated && out.terminated) {
       out.terminated = false;
-      out.reason = "component of body " + std::to_string(components.body_list[b0]) + " (" +
-                   std::to_string(b1 - b0) + " bodies, " +
-                   std::to_string(components.contact_start[comp + 1] - components.contact_start[comp]) +
-                   " contacts): " + r.reason;
+      out.reason = "component of body " + std::to_string(p.smallest_body()) + " (" +
+                   std::to_string(p.end_body() - p.first_body()) + " bodies, " +
+                   std::to_string(p.system.constraints()) + " contacts): " + r.reason;
     }
-    for (std::int64_t i = components.contact_start[comp]; i < components.contact_start[comp + 1]; ++i) {
-      const int c = static_cast<int>(i - components.contact_start[comp]);
-      out.impulses[components.contact_list[i]] = r.impulses[c] / std::sqrt(system.raw_metric(c));
+    if (settings.friction > 0.0 && r.terminated) {
+      const std::vector<impact::FrictionContact> f = p.friction(settings.friction);
+      const impact::FrictionResult fr = impact::friction_post_pass(p.system, f, normal, p.v);
+      if (!fr.converged && out.terminated) {
+        out.terminated = false;
+        out.reason = "component of body " + std::to_string(p.smallest_body()) + ": friction: " + fr.reason;
+      }
+      for (int c = 0; c < p.system.constraints(); ++c) out.tangential[p.contact(c)] = fr.tangential[c];
     }
-    for (std::int64_t i = b0; i < b1; ++i) {
-      const std::int64_t k = components.body_list[i];
-      for (int d = 0; d < dimension; ++d) balls.velocity[k][d] = v[system.body_offset(local[k]) + d];
-      local[k] = -1;
+    for (int c = 0; c < p.system.constraints(); ++c) {
+      out.impulses[p.contact(c)] = normal[c] / std::sqrt(p.system.raw_metric(c));
     }
+    p.write_back(balls);
   }
   return out;
+}
+
+bool project_onto_contacts(BallState& balls, int dimension, std::span<const Contact> contacts,
+                           const Components& components, double tolerance, std::string& why) {
+  std::vector<int> local(balls.size(), -1);
+  for (std::int64_t comp = 0; comp < components.count(); ++comp) {
+    ComponentProblem p(balls, dimension, contacts, components, comp, local);
+    const double threshold = -tolerance * std::sqrt(p.system.energy_norm_squared(p.v.data()));
+    bool violated = false;
+    for (int c = 0; c < p.system.constraints() && !violated; ++c) violated = p.system.slope(c, p.v.data()) < threshold;
+    if (!violated) continue;
+    std::vector<int> all(p.system.constraints());
+    for (int c = 0; c < p.system.constraints(); ++c) all[c] = c;
+    const impact::ImpactQp qp(p.system, all, p.v.data());
+    const impact::QpResult q = qp.solve_nonnegative();
+    if (!q.converged) {
+      why = "component of body " + std::to_string(p.smallest_body()) + ": the resting-contact projection: " + q.reason;
+      return false;
+    }
+    for (int c = 0; c < p.system.constraints(); ++c) p.system.apply(c, q.x[c], p.v.data());
+    p.write_back(balls);
+  }
+  return true;
 }
 
 }  // namespace percussion::rigid

@@ -68,44 +68,52 @@ Eigen::Vector3d RigidMethod::momentum() const {
   return p;
 }
 
-void RigidMethod::resolve_now(double dt) {
+void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
   {
     ScopedPhase t(timers_, contact_phase_);
-    contacts_ = finder_.find(balls_, scene_.walls, scene_.impact.contact_tolerance, dt);
+    contacts_ = finder_.find(balls_, scene_.walls, scene_.impact.contact_tolerance, dt, kick);
+    components_ = contact_components(balls_, contacts_);
   }
   ScopedPhase t(timers_, resolve_phase_);
-  const Components components = contact_components(balls_, contacts_);
-  last_ = resolve_contacts(balls_, scene_.dimension, contacts_, components, scene_.impact);
+  last_ = resolve_contacts(balls_, scene_.dimension, contacts_, components_, scene_.impact);
   reflections_ += last_.reflections;
   iterations_ += last_.iterations;
   if (!last_.terminated) {
     ++unterminated_;
-    throw NumericalError("step " + std::to_string(step_) + ": impact resolution stopped at its diagnostic cap: " +
-                         last_.reason);
+    throw NumericalError("step " + std::to_string(step_) + ": impact resolution stopped: " + last_.reason);
   }
 }
 
+// Impacts act on the velocities the bodies arrive with; the body force's kick is then projected inelastically onto
+// the contacts (a resting contact takes exactly what gravity adds: no bounce, no creep), and positions drift.
+// Velocity Verlet splits the kick in halves around the drift.
 void RigidMethod::advance(double /*limit*/) {
   if (resolve_mode()) {
     energy_before_ = kinetic_energy();
     momentum_before_ = momentum();
     resolved_ = true;
     step_ = 1;
-    resolve_now(0.0);
+    resolve_now(0.0, Eigen::Vector3d::Zero());
     return;
   }
   const double dt = scene_.time_step;
   const bool verlet = scene_.integrator == "velocity_verlet";
-  const double kick = verlet ? 0.5 * dt : dt;
+  const Eigen::Vector3d kick = (verlet ? 0.5 * dt : dt) * scene_.gravity;
   const std::size_t n = balls_.size();
-  for (std::size_t k = 0; k < n; ++k)
-    if (!balls_.fixed[k]) balls_.velocity[k] += kick * scene_.gravity;
-  resolve_now(dt);
+  resolve_now(dt, kick);
+  if (kick.squaredNorm() > 0) {
+    for (std::size_t k = 0; k < n; ++k)
+      if (!balls_.fixed[k]) balls_.velocity[k] += kick;
+    ScopedPhase t(timers_, resolve_phase_);
+    std::string why;
+    if (!project_onto_contacts(balls_, scene_.dimension, contacts_, components_, scene_.impact.resolve.tolerance, why))
+      throw NumericalError("step " + std::to_string(step_) + ": " + why);
+  }
   for (std::size_t k = 0; k < n; ++k)
     if (!balls_.fixed[k]) balls_.position[k] += dt * balls_.velocity[k];
   if (verlet)
     for (std::size_t k = 0; k < n; ++k)
-      if (!balls_.fixed[k]) balls_.velocity[k] += kick * scene_.gravity;
+      if (!balls_.fixed[k]) balls_.velocity[k] += kick;
   ++step_;
   time_ = static_cast<double>(step_) * dt;
 }

@@ -180,7 +180,7 @@ RigidScene parse_scene(const Scene& common) {
 
   if (const auto c = root.optional_object("impact", {"operator", "order", "seed", "tolerance", "contact_tolerance",
                                                      "restitution", "restitution_model", "anti_locking",
-                                                     "max_reflections", "max_iterations"})) {
+                                                     "friction", "max_reflections", "max_iterations"})) {
     const std::string op =
         c->choice_or("operator", "gauss_seidel", {"gauss_seidel", "generalized_reflections"}, "impact operator");
     s.impact.op = op == "gauss_seidel" ? Operator::gauss_seidel : Operator::generalized_reflections;
@@ -197,6 +197,11 @@ RigidScene parse_scene(const Scene& common) {
     s.impact.restitution_model =
         c->choice_or("restitution_model", s.impact.restitution_model, {"energetic", "pairwise"}, "restitution model");
     s.impact.anti_locking = c->boolean_or("anti_locking", true);
+    s.impact.friction = c->number_or("friction", 0.0, Range::non_negative());
+    if (s.impact.restitution < 1.0 && s.impact.restitution_model == "pairwise" &&
+        s.impact.op != Operator::gauss_seidel)
+      c->fail_at("restitution_model", "\"pairwise\" restitution is Gauss-Seidel's; Generalized Reflections take "
+                                      "\"energetic\"");
     s.impact.resolve.max_reflections =
         c->integer_or("max_reflections", s.impact.resolve.max_reflections, Range::at_least(1));
     s.impact.resolve.max_iterations =

@@ -29,9 +29,11 @@ struct BallState {
 
 class ContactFinder {
  public:
-  // Active contacts: gap + dt min(0, approach speed) <= tolerance × the smaller radius (dt = 0: touching now).
-  // Pairs of fixed bodies are skipped. Sorted by (a, b).
-  std::vector<Contact> find(const BallState& balls, std::span<const Wall> walls, double tolerance, double dt);
+  // Active contacts: gap + dt min(0, approach speed) <= tolerance × the smaller radius (dt = 0: touching now), the
+  // approach taken with every moving ball's velocity plus `kick` (what a body force adds before the drift). Pairs of
+  // fixed bodies are skipped. Sorted by (a, b).
+  std::vector<Contact> find(const BallState& balls, std::span<const Wall> walls, double tolerance, double dt,
+                            const Eigen::Vector3d& kick = Eigen::Vector3d::Zero());
 
  private:
   geometry::CellList cells_;

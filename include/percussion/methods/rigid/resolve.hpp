@@ -1,5 +1,6 @@
 #pragma once
-// One impact resolution of every contact-graph component at one instant, with the scene's operator.
+// One impact resolution of every contact-graph component at one instant, with the scene's operator, restitution and
+// friction; and the inelastic projection that keeps resting contacts at rest under a body force.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@ struct InstantResult {
   std::int64_t components = 0, largest_component = 0;
   std::int64_t iterations = 0, reflections = 0, renormalisations = 0;
   std::vector<double> impulses;     // per contact, physical units (kg m/s along the contact normal)
+  std::vector<double> tangential;   // per contact, friction impulse along its first tangent (kg m/s)
   std::vector<std::int64_t> lineality_contacts;  // contacts found to be implicit equalities
   std::int64_t lineality_dimension = 0;
   double projection_energy_loss = 0;  // kinetic energy removed by the anti-locking projection
@@ -24,5 +26,11 @@ struct InstantResult {
 // runs with its own tolerance scale and (for the random order) its own generator seeded from its smallest body.
 InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const Contact> contacts,
                                const Components& components, const ImpactSettings& settings);
+
+// Projects the velocities of every component with a violated contact onto its feasible cone, perfectly
+// inelastically (one contact QP): what a body force added against resting contacts is removed, nothing else.
+// Returns false, with `why`, when a QP did not converge.
+bool project_onto_contacts(BallState& balls, int dimension, std::span<const Contact> contacts,
+                           const Components& components, double tolerance, std::string& why);
 
 }  // namespace percussion::rigid

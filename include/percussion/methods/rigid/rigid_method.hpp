@@ -39,7 +39,7 @@ class RigidMethod : public Method {
  private:
   bool resolve_mode() const { return scene_.mode == "resolve"; }
   void read_checkpoint(const std::string& path);
-  void resolve_now(double dt);
+  void resolve_now(double dt, const Eigen::Vector3d& kick);
   double kinetic_energy() const;
   Eigen::Vector3d momentum() const;
 
@@ -50,6 +50,7 @@ class RigidMethod : public Method {
   double time_ = 0;
   ContactFinder finder_;
   std::vector<Contact> contacts_;  // of the last resolution
+  Components components_;
   InstantResult last_;
   bool resolved_ = false;
   // Totals since time 0, carried by checkpoints.

@@ -38,6 +38,7 @@ struct ImpactSettings {
   double restitution = 1.0;              // 1: elastic
   std::string restitution_model = "energetic";  // "energetic" (notes Alg. J2) or "pairwise" (J1)
   bool anti_locking = true;              // remove implicit equality constraints first (notes Alg. F)
+  double friction = 0.0;                 // Coulomb μ of the one-way friction post-pass (notes Alg. J3)
 };
 
 struct RigidScene : Scene {
