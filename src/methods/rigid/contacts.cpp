@@ -8,8 +8,9 @@
 namespace percussion::rigid {
 
 std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const Wall> walls, double tolerance,
-                                         double dt, const Eigen::Vector3d& kick) {
+                                         double dt, const Eigen::Vector3d& kick, std::int64_t bodies) {
   const std::size_t n = balls.size();
+  const std::int64_t wall0 = bodies >= 0 ? bodies : static_cast<std::int64_t>(n);
   std::vector<Contact> out;
   double r_max = 0, v_max = 0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -21,7 +22,7 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
   if (n >= 2) {
     cells_.build(balls.position, reach);
     cells_.for_each_pair(reach, [&](std::size_t i, std::size_t j, double d2) {
-      const std::size_t a = std::min(i, j), b = std::max(i, j);
+      const std::size_t a = balls.global_id(i) < balls.global_id(j) ? i : j, b = a == i ? j : i;
       if (balls.fixed[a] && balls.fixed[b]) return;
       const double d = std::sqrt(d2);
       if (!(d > 0)) return;  // coincident centres: the scene check refuses them
@@ -31,7 +32,7 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
       const Eigen::Vector3d vb = balls.fixed[b] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(balls.velocity[b] + kick);
       const double approach = std::min(0.0, u.dot(vb - va));
       if (gap + dt * approach <= tolerance * std::min(balls.radius[a], balls.radius[b]))
-        out.push_back({static_cast<std::int64_t>(a), static_cast<std::int64_t>(b), u, gap});
+        out.push_back({balls.global_id(a), balls.global_id(b), u, gap});
     });
   }
   for (std::size_t w = 0; w < walls.size(); ++w) {
@@ -40,7 +41,7 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
       const double gap = (balls.position[k] - walls[w].point).dot(walls[w].normal) - balls.radius[k];
       const double approach = std::min(0.0, walls[w].normal.dot(balls.velocity[k] + kick));
       if (gap + dt * approach <= tolerance * balls.radius[k])
-        out.push_back({static_cast<std::int64_t>(k), static_cast<std::int64_t>(n + w), -walls[w].normal, gap});
+        out.push_back({balls.global_id(k), wall0 + static_cast<std::int64_t>(w), -walls[w].normal, gap});
     }
   }
   std::sort(out.begin(), out.end(), [](const Contact& x, const Contact& y) {

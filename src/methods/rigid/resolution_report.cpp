@@ -1,17 +1,51 @@
-// resolution.json: what one impact resolution did, for people who study impact laws.
+// resolution.json: what one impact resolution did, for people who study impact laws. Gathered on rank 0 (a
+// resolution scene is small: the file lists every body and contact).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "percussion/core/error.hpp"
 #include "percussion/methods/rigid/rigid_method.hpp"
+#include "percussion/parallel/messages.hpp"
 
 namespace percussion::rigid {
 
+namespace {
+
+struct BodyRow {
+  std::int64_t id;
+  double v[3];
+};
+struct ContactRow {
+  std::int64_t a, b;
+  double impulse;
+};
+
+}  // namespace
+
 void RigidMethod::write_results(const std::string& out_dir) {
   if (!resolve_mode() || !resolved_) return;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  std::vector<std::vector<BodyRow>> bodies_out(size);
+  std::vector<std::vector<ContactRow>> contacts_out(size);
+  for (std::size_t k = 0; k < items_.owned(); ++k)
+    bodies_out[0].push_back({items_.gids()[k], {velocity_[k][0], velocity_[k][1], velocity_[k][2]}});
+  for (std::size_t i = 0; i < gathered_.contacts.size(); ++i)
+    contacts_out[0].push_back({gathered_.contacts[i].a, gathered_.contacts[i].b, gathered_.impulses[i]});
+  std::vector<int> counts;
+  std::vector<BodyRow> rows = parallel::all_to_all(comm_, bodies_out, counts);
+  std::vector<ContactRow> contact_rows = parallel::all_to_all(comm_, contacts_out, counts);
+  const double energy_after = kinetic_energy();
+  const Eigen::Vector3d momentum_after = momentum();
+  if (rank != 0) return;
+  std::sort(rows.begin(), rows.end(), [](const BodyRow& x, const BodyRow& y) { return x.id < y.id; });
+  std::sort(contact_rows.begin(), contact_rows.end(),
+            [](const ContactRow& x, const ContactRow& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
   const int dim = scene_.dimension;
-  const auto vec = [&](const Eigen::Vector3d& v) {
+  const auto vec = [&](const double* v) {
     nlohmann::json a = nlohmann::json::array();
     for (int d = 0; d < dim; ++d) a.push_back(v[d]);
     return a;
@@ -25,20 +59,18 @@ void RigidMethod::write_results(const std::string& out_dir) {
   out["renormalisations"] = last_.renormalisations;
   out["components"] = last_.components;
   nlohmann::json velocities = nlohmann::json::array();
-  for (const Eigen::Vector3d& v : balls_.velocity) velocities.push_back(vec(v));
+  for (const BodyRow& r : rows) velocities.push_back(vec(r.v));
   out["velocities"] = velocities;
   out["angular_velocities"] = nlohmann::json::array();  // balls only: boxes carry them
   out["energy_before"] = energy_before_;
-  out["energy_after"] = kinetic_energy();
-  out["momentum_before"] = vec(momentum_before_);
-  out["momentum_after"] = vec(momentum());
-  const std::int64_t n = static_cast<std::int64_t>(balls_.size());
+  out["energy_after"] = energy_after;
+  out["momentum_before"] = vec(momentum_before_.data());
+  out["momentum_after"] = vec(momentum_after.data());
   nlohmann::json impulses = nlohmann::json::array();
-  for (std::size_t i = 0; i < contacts_.size(); ++i) {
-    const Contact& c = contacts_[i];
-    nlohmann::json e = {{"a", c.a}, {"impulse", last_.impulses[i]}};
-    if (c.b < n) e["b"] = c.b;
-    else e["wall"] = c.b - n;
+  for (const ContactRow& c : contact_rows) {
+    nlohmann::json e = {{"a", c.a}, {"impulse", c.impulse}};
+    if (c.b < bodies_) e["b"] = c.b;
+    else e["wall"] = c.b - bodies_;
     impulses.push_back(e);
   }
   out["impulses"] = impulses;

@@ -61,7 +61,7 @@ class ComponentProblem {
 
   std::int64_t first_body() const { return comps_.body_start[comp_]; }
   std::int64_t end_body() const { return comps_.body_start[comp_ + 1]; }
-  std::int64_t smallest_body() const { return comps_.body_list[first_body()]; }
+  std::int64_t smallest_body() const { return balls_.global_id(comps_.body_list[first_body()]); }
   // Global index of the component's c-th constraint in the contact list.
   std::int64_t contact(int c) const { return comps_.contact_list[comps_.contact_start[comp_] + c]; }
   bool one_sided() const { return one_sided_; }
@@ -130,6 +130,7 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
   out.impulses.assign(contacts.size(), 0.0);
   out.tangential.assign(contacts.size(), 0.0);
   out.components = components.count();
+  out.contacts = static_cast<std::int64_t>(contacts.size());
   std::vector<int> local(balls.size(), -1);
   for (std::int64_t comp = 0; comp < components.count(); ++comp) {
     ComponentProblem p(balls, dimension, contacts, components, comp, local);

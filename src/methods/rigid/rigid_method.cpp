@@ -1,39 +1,42 @@
-// The rigid-impact method: state, stepping, frames and checkpoints.
+// The rigid-impact method: state, stepping, frames and observables.
 #include "percussion/methods/rigid/rigid_method.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "percussion/core/error.hpp"
-#include "percussion/io/h5file.hpp"
 #include "percussion/io/trajectory.hpp"
+#include "percussion/parallel/slices.hpp"
 
 namespace percussion::rigid {
 
 RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& restart_file)
-    : scene_(std::move(scene)), comm_(comm) {
-  int size = 1;
+    : scene_(std::move(scene)),
+      comm_(comm),
+      items_(comm),
+      position_(items_.add_field<Eigen::Vector3d>("position")),
+      velocity_(items_.add_field<Eigen::Vector3d>("velocity")),
+      mass_(items_.add_field<double>("mass", false)),
+      radius_(items_.add_field<double>("radius", false)),
+      fixed_(items_.add_field<int>("fixed", false)) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
-  if (size != 1) {
-    throw InputError(scene_.path + ": the rigid method runs on one rank so far; run it with 1 rank (got " +
-                     std::to_string(size) + ")");
-  }
-  const std::size_t n = scene_.balls.size();
-  balls_.position.resize(n);
-  balls_.velocity.resize(n);
-  balls_.mass.resize(n);
-  balls_.radius.resize(n);
-  balls_.fixed.resize(n);
-  for (std::size_t k = 0; k < n; ++k) {
+  bodies_ = static_cast<std::int64_t>(scene_.balls.size());
+  const std::int64_t begin = parallel::share_begin(bodies_, rank, size);
+  const std::int64_t end = parallel::share_begin(bodies_, rank + 1, size);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(end - begin));
+  for (std::int64_t k = begin; k < end; ++k) ids[k - begin] = k;
+  items_.set_owned(std::move(ids));
+  for (std::int64_t k = begin; k < end; ++k) {
     const Ball& b = scene_.balls[k];
-    balls_.position[k] = b.position;
-    balls_.velocity[k] = b.fixed ? Eigen::Vector3d::Zero() : b.velocity;
-    balls_.mass[k] = b.mass;
-    balls_.radius[k] = b.radius;
-    balls_.fixed[k] = b.fixed;
+    const std::size_t s = static_cast<std::size_t>(k - begin);
+    position_[s] = b.position;
+    velocity_[s] = b.fixed ? Eigen::Vector3d::Zero() : b.velocity;
+    mass_[s] = b.mass;
+    radius_[s] = b.radius;
+    fixed_[s] = b.fixed ? 1 : 0;
   }
-  scene_.balls.clear();  // the state lives in balls_
+  scene_.balls.clear();  // the state lives in items_
   scene_.balls.shrink_to_fit();
   contact_phase_ = timers_.phase("contacts");
   resolve_phase_ = timers_.phase("impact");
@@ -52,30 +55,55 @@ bool RigidMethod::reached(double t) const {
 }
 
 std::map<std::string, std::int64_t> RigidMethod::sizes() const {
-  return {{"bodies", static_cast<std::int64_t>(balls_.size())},
-          {"walls", static_cast<std::int64_t>(scene_.walls.size())}};
+  return {{"bodies", bodies_}, {"walls", static_cast<std::int64_t>(scene_.walls.size())}};
 }
 
 double RigidMethod::kinetic_energy() const {
   double e = 0;
-  for (std::size_t k = 0; k < balls_.size(); ++k) e += 0.5 * balls_.mass[k] * balls_.velocity[k].squaredNorm();
+  for (std::size_t k = 0; k < items_.owned(); ++k) e += 0.5 * mass_[k] * velocity_[k].squaredNorm();
+  MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   return e;
 }
 
 Eigen::Vector3d RigidMethod::momentum() const {
   Eigen::Vector3d p = Eigen::Vector3d::Zero();
-  for (std::size_t k = 0; k < balls_.size(); ++k) p += balls_.mass[k] * balls_.velocity[k];
+  for (std::size_t k = 0; k < items_.owned(); ++k)
+    if (!fixed_[k]) p += mass_[k] * velocity_[k];
+  MPI_Allreduce(MPI_IN_PLACE, p.data(), 3, MPI_DOUBLE, MPI_SUM, comm_);
   return p;
+}
+
+void RigidMethod::fill_local() {
+  const std::size_t n = items_.size();
+  local_.position.assign(position_.begin(), position_.begin() + static_cast<std::ptrdiff_t>(n));
+  local_.velocity.assign(velocity_.begin(), velocity_.begin() + static_cast<std::ptrdiff_t>(n));
+  local_.mass.assign(mass_.begin(), mass_.begin() + static_cast<std::ptrdiff_t>(n));
+  local_.radius.assign(radius_.begin(), radius_.begin() + static_cast<std::ptrdiff_t>(n));
+  local_.fixed.assign(n, 0);
+  for (std::size_t k = 0; k < n; ++k) local_.fixed[k] = static_cast<char>(fixed_[k]);
+  local_.id = items_.gids();
 }
 
 void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
   {
     ScopedPhase t(timers_, contact_phase_);
-    contacts_ = finder_.find(balls_, scene_.walls, scene_.impact.contact_tolerance, dt, kick);
-    components_ = contact_components(balls_, contacts_);
+    // Ghosts: every body that can touch an owned one within the step (pairs within the sum of their reaches).
+    const std::size_t owned = items_.owned();
+    std::vector<double> reach(owned);
+    for (std::size_t k = 0; k < owned; ++k)
+      reach[k] = radius_[k] * (1.0 + scene_.impact.contact_tolerance) +
+                 dt * (fixed_[k] ? 0.0 : velocity_[k].norm() + kick.norm());
+    items_.build_ghosts(std::span<const Eigen::Vector3d>(position_.data(), owned), reach);
+    fill_local();
+    contacts_ = finder_.find(local_, scene_.walls, scene_.impact.contact_tolerance, dt, kick, bodies_);
   }
   ScopedPhase t(timers_, resolve_phase_);
-  last_ = resolve_contacts(balls_, scene_.dimension, contacts_, components_, scene_.impact);
+  const ComponentSolver solver = [&](BallState& balls, std::span<const Contact> contacts, const Components& c) {
+    return resolve_contacts(balls, scene_.dimension, contacts, c, scene_.impact);
+  };
+  last_ = solve_components(comm_, local_, items_.owned(), bodies_, contacts_, solver,
+                           resolve_mode() ? &gathered_ : nullptr);
+  for (std::size_t k = 0; k < items_.owned(); ++k) velocity_[k] = local_.velocity[k];
   reflections_ += last_.reflections;
   iterations_ += last_.iterations;
   if (!last_.terminated) {
@@ -99,21 +127,29 @@ void RigidMethod::advance(double /*limit*/) {
   const double dt = scene_.time_step;
   const bool verlet = scene_.integrator == "velocity_verlet";
   const Eigen::Vector3d kick = (verlet ? 0.5 * dt : dt) * scene_.gravity;
-  const std::size_t n = balls_.size();
+  const std::size_t owned = items_.owned();
   resolve_now(dt, kick);
   if (kick.squaredNorm() > 0) {
-    for (std::size_t k = 0; k < n; ++k)
-      if (!balls_.fixed[k]) balls_.velocity[k] += kick;
+    for (std::size_t k = 0; k < owned; ++k)
+      if (!fixed_[k]) velocity_[k] += kick;
     ScopedPhase t(timers_, resolve_phase_);
-    std::string why;
-    if (!project_onto_contacts(balls_, scene_.dimension, contacts_, components_, scene_.impact.resolve.tolerance, why))
-      throw NumericalError("step " + std::to_string(step_) + ": " + why);
+    items_.forward(velocity_);
+    for (std::size_t k = 0; k < items_.size(); ++k) local_.velocity[k] = velocity_[k];
+    const double tolerance = scene_.impact.resolve.tolerance;
+    const ComponentSolver project = [&](BallState& balls, std::span<const Contact> contacts, const Components& c) {
+      InstantResult r;
+      r.terminated = project_onto_contacts(balls, scene_.dimension, contacts, c, tolerance, r.reason);
+      return r;
+    };
+    const InstantResult r = solve_components(comm_, local_, owned, bodies_, contacts_, project);
+    if (!r.terminated) throw NumericalError("step " + std::to_string(step_) + ": " + r.reason);
+    for (std::size_t k = 0; k < owned; ++k) velocity_[k] = local_.velocity[k];
   }
-  for (std::size_t k = 0; k < n; ++k)
-    if (!balls_.fixed[k]) balls_.position[k] += dt * balls_.velocity[k];
+  for (std::size_t k = 0; k < owned; ++k)
+    if (!fixed_[k]) position_[k] += dt * velocity_[k];
   if (verlet)
-    for (std::size_t k = 0; k < n; ++k)
-      if (!balls_.fixed[k]) balls_.velocity[k] += kick;
+    for (std::size_t k = 0; k < owned; ++k)
+      if (!fixed_[k]) velocity_[k] += kick;
   ++step_;
   time_ = static_cast<double>(step_) * dt;
 }
@@ -122,14 +158,15 @@ ObservableSet RigidMethod::observables() {
   ObservableSet o;
   const double kinetic = kinetic_energy();
   double potential = 0;
-  for (std::size_t k = 0; k < balls_.size(); ++k)
-    if (!balls_.fixed[k]) potential -= balls_.mass[k] * scene_.gravity.dot(balls_.position[k]);
+  for (std::size_t k = 0; k < items_.owned(); ++k)
+    if (!fixed_[k]) potential -= mass_[k] * scene_.gravity.dot(position_[k]);
+  MPI_Allreduce(MPI_IN_PLACE, &potential, 1, MPI_DOUBLE, MPI_SUM, comm_);
   const Eigen::Vector3d p = momentum();
   o.set("kinetic", kinetic);
   o.set("gravitational", potential);
   o.set("total_energy", kinetic + potential);
   o.set("momentum", {p[0], p[1], p[2]});
-  o.set_count("contacts", static_cast<std::int64_t>(contacts_.size()));
+  o.set_count("contacts", last_.contacts);
   o.set_count("components", last_.components);
   o.set_count("largest_component", last_.largest_component);
   o.set_count("reflections", reflections_);
@@ -150,19 +187,18 @@ std::string RigidMethod::implausible_change(const ObservableSet& before, const O
 
 io::TrajectoryLayout RigidMethod::trajectory_layout() const {
   io::TrajectoryLayout layout;
-  layout.particles = static_cast<std::int64_t>(balls_.size());
+  layout.particles = bodies_;
   return layout;
 }
 
 void RigidMethod::write_frame(io::TrajectoryWriter& writer) {
-  const std::size_t n = balls_.size();
-  std::vector<std::int64_t> id(n);
+  const std::size_t n = items_.owned();
+  std::vector<std::int64_t> id(items_.gids().begin(), items_.gids().begin() + static_cast<std::ptrdiff_t>(n));
   std::vector<double> position(3 * n), quaternion(4 * n, 0.0), velocity(3 * n), angular(3 * n, 0.0);
   for (std::size_t k = 0; k < n; ++k) {
-    id[k] = static_cast<std::int64_t>(k);
     for (int d = 0; d < 3; ++d) {
-      position[3 * k + d] = balls_.position[k][d];
-      velocity[3 * k + d] = balls_.velocity[k][d];
+      position[3 * k + d] = position_[k][d];
+      velocity[3 * k + d] = velocity_[k][d];
     }
     quaternion[4 * k + 3] = 1.0;
   }
@@ -172,10 +208,11 @@ void RigidMethod::write_frame(io::TrajectoryWriter& writer) {
   f.quaternion = quaternion;
   f.velocity = velocity;
   f.angular_velocity = angular;
-  f.radius = balls_.radius;
+  f.radius = std::span<const double>(radius_.data(), n);
   io::FrameContent content;
   content.particles = &f;
-  writer.write_frame(step_, time_, observables(), content);
+  const ObservableSet obs = observables();
+  writer.write_frame(step_, time_, obs, content);
 }
 
 std::map<std::string, double> RigidMethod::counters() const {

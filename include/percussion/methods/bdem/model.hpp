@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "percussion/parallel/slices.hpp"
 #include "percussion/methods/bdem/scene.hpp"
 #include "percussion/physics/bond_rest.hpp"
 
@@ -96,11 +97,7 @@ struct Model {
   std::int64_t bonds() const { return bonds_total; }
 };
 
-// Where rank's share of n rows (or units) begins when they are split into size contiguous slices: floor(n·rank/size)
-// without overflow. Rank r's slice is [share_begin(n, r, P), share_begin(n, r + 1, P)).
-inline std::int64_t share_begin(std::int64_t n, int rank, int size) {
-  return n / size * rank + n % size * rank / size;
-}
+using parallel::share_begin;
 
 // Collective over comm. Each rank fills its share of every body's layers (or yarns) with particles, with global ids
 // counted from the lattice, bonds touching neighbours of bonded bodies (across ranks through ghosts), applies

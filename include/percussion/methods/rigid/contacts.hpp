@@ -19,21 +19,24 @@ struct Contact {
   double gap = 0;
 };
 
-// The bodies the contacts need, structure of arrays.
+// The bodies the contacts need, structure of arrays. `id`: each entry's global id (empty: the index is the id).
 struct BallState {
   std::vector<Eigen::Vector3d> position, velocity;
   std::vector<double> mass, radius;
   std::vector<char> fixed;
+  std::vector<std::int64_t> id;
   std::size_t size() const { return position.size(); }
+  std::int64_t global_id(std::size_t k) const { return id.empty() ? static_cast<std::int64_t>(k) : id[k]; }
 };
 
 class ContactFinder {
  public:
   // Active contacts: gap + dt min(0, approach speed) <= tolerance × the smaller radius (dt = 0: touching now), the
   // approach taken with every moving ball's velocity plus `kick` (what a body force adds before the drift). Pairs of
-  // fixed bodies are skipped. Sorted by (a, b).
+  // fixed bodies are skipped. Ends are global ids (balls.global_id; wall w is `bodies` + w, bodies = balls.size()
+  // when negative), a < b; sorted by (a, b).
   std::vector<Contact> find(const BallState& balls, std::span<const Wall> walls, double tolerance, double dt,
-                            const Eigen::Vector3d& kick = Eigen::Vector3d::Zero());
+                            const Eigen::Vector3d& kick = Eigen::Vector3d::Zero(), std::int64_t bodies = -1);
 
  private:
   geometry::CellList cells_;

@@ -13,7 +13,7 @@ namespace percussion::rigid {
 struct InstantResult {
   bool terminated = true;
   std::string reason = "feasible";  // the first component that did not terminate says why
-  std::int64_t components = 0, largest_component = 0;
+  std::int64_t components = 0, largest_component = 0, contacts = 0;
   std::int64_t iterations = 0, reflections = 0, renormalisations = 0;
   std::vector<double> impulses;     // per contact, physical units (kg m/s along the contact normal)
   std::vector<double> tangential;   // per contact, friction impulse along its first tangent (kg m/s)

@@ -1,12 +1,16 @@
 #pragma once
 // The rigid-impact method (issue 64, notes 003): balls and walls, one impact resolution ("resolve") or time
-// stepping with a resolution every step ("step"). Runs on one rank so far.
+// stepping with a resolution every step ("step"). Bodies live in the shared item container, each rank owning a
+// contiguous slice of ids; impacts are resolved per contact-graph component (distributed_impact.hpp), so the
+// trajectory is the same bit for bit on any rank count.
 #include <mpi.h>
 
 #include <memory>
 #include <string>
 
 #include "percussion/methods/method.hpp"
+#include "percussion/methods/rigid/distributed_impact.hpp"
+#include "percussion/parallel/distributed_items.hpp"
 #include "percussion/methods/rigid/contacts.hpp"
 #include "percussion/methods/rigid/resolve.hpp"
 #include "percussion/methods/rigid/scene.hpp"
@@ -26,7 +30,8 @@ class RigidMethod : public Method {
   double time_step() const override { return resolve_mode() ? 0.0 : scene_.time_step; }
   std::map<std::string, std::int64_t> sizes() const override;
   std::string work_unit() const override { return "bodies"; }
-  std::int64_t local_items() const override { return static_cast<std::int64_t>(balls_.size()); }
+  std::int64_t local_items() const override { return static_cast<std::int64_t>(items_.owned()); }
+  std::int64_t local_ghosts() const override { return static_cast<std::int64_t>(items_.ghosts()); }
   ObservableSet observables() override;
   std::string implausible_change(const ObservableSet& before, const ObservableSet& now) const override;
   io::TrajectoryLayout trajectory_layout() const override;
@@ -40,18 +45,27 @@ class RigidMethod : public Method {
   bool resolve_mode() const { return scene_.mode == "resolve"; }
   void read_checkpoint(const std::string& path);
   void resolve_now(double dt, const Eigen::Vector3d& kick);
-  double kinetic_energy() const;
-  Eigen::Vector3d momentum() const;
+  // This rank's owned bodies and ghosts as the contact finder and the component solver see them.
+  void fill_local();
+  double kinetic_energy() const;  // collective
+  Eigen::Vector3d momentum() const;  // collective
 
   RigidScene scene_;
   MPI_Comm comm_;
-  BallState balls_;
+  std::int64_t bodies_ = 0;
+  parallel::DistributedItems items_;
+  std::vector<Eigen::Vector3d>& position_;
+  std::vector<Eigen::Vector3d>& velocity_;
+  std::vector<double>& mass_;
+  std::vector<double>& radius_;
+  std::vector<int>& fixed_;
+  BallState local_;
   long step_ = 0;
   double time_ = 0;
   ContactFinder finder_;
-  std::vector<Contact> contacts_;  // of the last resolution
-  Components components_;
+  std::vector<Contact> contacts_;  // found at the last resolution, ends as global ids
   InstantResult last_;
+  GatheredContacts gathered_;      // resolve mode: the contacts this rank resolved as a root
   bool resolved_ = false;
   // Totals since time 0, carried by checkpoints.
   std::int64_t reflections_ = 0, iterations_ = 0, unterminated_ = 0;

@@ -1,0 +1,246 @@
+// Components of the contact graph across ranks, gathered on the owner of their smallest body and resolved there.
+#include "percussion/methods/rigid/distributed_impact.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "percussion/parallel/messages.hpp"
+#include "percussion/parallel/owner_directory.hpp"
+
+namespace percussion::rigid {
+
+namespace {
+
+struct BodyRecord {  // a body of a component, sent to its root
+  std::int64_t label, id;
+  double mass;
+  double velocity[3];
+  double position[3];
+  std::int32_t fixed;
+};
+struct ContactRecord {  // a contact, sent by the owner of its designated end
+  std::int64_t label, a, b;
+  double normal[3];
+  double gap;
+};
+struct VelocityRecord {
+  std::int64_t id;
+  double velocity[3];
+};
+
+std::int64_t find_root(std::vector<std::int64_t>& parent, std::int64_t x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+}  // namespace
+
+InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::int64_t bodies,
+                               std::span<const Contact> contacts, const ComponentSolver& solve,
+                               GatheredContacts* gathered) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::size_t n_local = local.size();
+  std::unordered_map<std::int64_t, std::int64_t> slot;
+  slot.reserve(n_local * 2);
+  for (std::size_t k = 0; k < n_local; ++k) slot.emplace(local.global_id(k), static_cast<std::int64_t>(k));
+  const auto slot_of = [&](std::int64_t id) -> std::int64_t {
+    if (id >= bodies) return -1;  // a wall
+    const auto it = slot.find(id);
+    return it == slot.end() ? -1 : it->second;
+  };
+  const auto dynamic = [&](std::int64_t s) { return s >= 0 && !local.fixed[s]; };
+  // The contacts this rank speaks for: those whose designated end (a, or b when a is fixed) it owns.
+  std::vector<std::int64_t> mine;
+  std::vector<std::pair<std::int64_t, std::int64_t>> links;  // slots of contacts with an owned dynamic end
+  for (std::size_t i = 0; i < contacts.size(); ++i) {
+    const std::int64_t sa = slot_of(contacts[i].a), sb = slot_of(contacts[i].b);
+    const std::int64_t designated = dynamic(sa) ? sa : sb;
+    if (designated >= 0 && designated < static_cast<std::int64_t>(owned)) mine.push_back(static_cast<std::int64_t>(i));
+    const bool touches_owned = (sa >= 0 && sa < static_cast<std::int64_t>(owned)) ||
+                               (sb >= 0 && sb < static_cast<std::int64_t>(owned));
+    if (touches_owned && dynamic(sa) && dynamic(sb)) links.emplace_back(sa, sb);
+  }
+
+  // Labels: the smallest body id of each component, spread until no rank lowers one. Every contact between an owned
+  // body and a ghost is also found by the ghost's owner (ghost reach is symmetric), so forwarding owned labels to
+  // the ghost copies suffices.
+  std::vector<std::int64_t> label(n_local, -1);
+  std::vector<char> in_contact(n_local, 0);
+  for (std::int64_t i : mine) {
+    const std::int64_t sa = slot_of(contacts[i].a), sb = slot_of(contacts[i].b);
+    if (dynamic(sa)) in_contact[sa] = 1;
+    if (dynamic(sb)) in_contact[sb] = 1;
+  }
+  for (const auto& [a, b] : links) in_contact[a] = in_contact[b] = 1;
+  for (std::size_t k = 0; k < n_local; ++k)
+    if (dynamic(static_cast<std::int64_t>(k))) label[k] = local.global_id(k);
+  std::vector<std::int64_t> parent(n_local);
+  const std::vector<std::int64_t> owned_ids(local.id.begin(), local.id.begin() + static_cast<std::ptrdiff_t>(owned));
+  const std::vector<std::int64_t> ghost_ids(local.id.begin() + static_cast<std::ptrdiff_t>(owned), local.id.end());
+  const std::vector<int> ghost_owner = parallel::find_owners(comm, owned_ids, bodies, ghost_ids);
+  for (;;) {
+    std::iota(parent.begin(), parent.end(), 0);
+    for (const auto& [a, b] : links) {
+      const std::int64_t x = find_root(parent, a), y = find_root(parent, b);
+      if (x != y) parent[std::max(x, y)] = std::min(x, y);
+    }
+    std::vector<std::int64_t> lowest(n_local, -1);
+    for (std::size_t k = 0; k < n_local; ++k) {
+      if (label[k] < 0) continue;
+      const std::int64_t r = find_root(parent, static_cast<std::int64_t>(k));
+      lowest[r] = lowest[r] < 0 ? label[k] : std::min(lowest[r], label[k]);
+    }
+    int changed = 0;
+    for (std::size_t k = 0; k < owned; ++k) {
+      if (label[k] < 0) continue;
+      const std::int64_t l = lowest[find_root(parent, static_cast<std::int64_t>(k))];
+      if (l < label[k]) label[k] = l, changed = 1;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm);
+    if (!changed) break;
+    // Refresh the ghosts' labels from their owners.
+    const std::vector<int>& owners = ghost_owner;
+    std::vector<std::vector<std::int64_t>> ask(size);
+    for (std::size_t g = 0; g < ghost_ids.size(); ++g) ask[owners[g]].push_back(ghost_ids[g]);
+    std::vector<int> counts;
+    const std::vector<std::int64_t> asked = parallel::all_to_all(comm, ask, counts);
+    std::vector<std::vector<std::int64_t>> answer(size);
+    for (int r = 0, at = 0; r < size; ++r)
+      for (int i = 0; i < counts[r]; ++i, ++at) answer[r].push_back(label[slot_of(asked[at])]);
+    const std::vector<std::int64_t> answers = parallel::all_to_all(comm, answer, counts);
+    std::vector<int> at(size, 0), start(size + 1, 0);
+    for (int r = 0; r < size; ++r) start[r + 1] = start[r] + counts[r];
+    for (std::size_t g = 0; g < ghost_ids.size(); ++g) {
+      const int r = owners[g];
+      label[owned + g] = answers[start[r] + at[r]++];
+    }
+  }
+
+  // Gather every component on the owner of its label.
+  std::vector<std::int64_t> labels_needed;
+  for (std::size_t k = 0; k < owned; ++k)
+    if (label[k] >= 0 && in_contact[k]) labels_needed.push_back(label[k]);
+  for (std::int64_t i : mine) {
+    const std::int64_t sa = slot_of(contacts[i].a);
+    labels_needed.push_back(label[dynamic(sa) ? sa : slot_of(contacts[i].b)]);
+  }
+  const std::vector<int> root_of = parallel::find_owners(comm, owned_ids, bodies, labels_needed);
+  std::vector<std::vector<BodyRecord>> body_out(size);
+  std::vector<std::vector<ContactRecord>> contact_out(size);
+  std::size_t q = 0;
+  for (std::size_t k = 0; k < owned; ++k) {
+    if (label[k] < 0 || !in_contact[k]) continue;
+    BodyRecord b{label[k], local.global_id(k), local.mass[k], {}, {}, 0};
+    for (int d = 0; d < 3; ++d) b.velocity[d] = local.velocity[k][d], b.position[d] = local.position[k][d];
+    body_out[root_of[q++]].push_back(b);
+  }
+  for (std::int64_t i : mine) {
+    const Contact& c = contacts[i];
+    const std::int64_t sa = slot_of(c.a);
+    const std::int64_t l = label[dynamic(sa) ? sa : slot_of(c.b)];
+    ContactRecord r{l, c.a, c.b, {c.normal[0], c.normal[1], c.normal[2]}, c.gap};
+    const int root = root_of[q++];
+    contact_out[root].push_back(r);
+    // A fixed end travels with the contact as a body of the component (its velocity stays 0).
+    const std::int64_t fixed_end = !dynamic(sa) ? sa : (c.b < bodies && !dynamic(slot_of(c.b)) ? slot_of(c.b) : -1);
+    if (fixed_end >= 0) {
+      BodyRecord b{l, local.global_id(fixed_end), local.mass[fixed_end], {0, 0, 0}, {}, 1};
+      for (int d = 0; d < 3; ++d) b.position[d] = local.position[fixed_end][d];
+      body_out[root].push_back(b);
+    }
+  }
+  std::vector<int> body_counts, contact_counts;
+  std::vector<BodyRecord> got_bodies = parallel::all_to_all(comm, body_out, body_counts);
+  std::vector<ContactRecord> got_contacts = parallel::all_to_all(comm, contact_out, contact_counts);
+  std::vector<int> source(got_bodies.size());
+  for (int r = 0, at = 0; r < size; ++r)
+    for (int i = 0; i < body_counts[r]; ++i) source[at++] = r;
+
+  // As one rank would hold them: bodies by id (a fixed body touched by several contacts once), contacts by (a, b).
+  std::vector<std::size_t> order(got_bodies.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return got_bodies[x].id < got_bodies[y].id; });
+  BallState batch;
+  std::vector<int> batch_source;
+  std::unordered_map<std::int64_t, std::int64_t> batch_slot;
+  for (std::size_t o : order) {
+    const BodyRecord& b = got_bodies[o];
+    if (batch_slot.count(b.id)) continue;
+    batch_slot.emplace(b.id, static_cast<std::int64_t>(batch.size()));
+    batch.position.emplace_back(b.position[0], b.position[1], b.position[2]);
+    batch.velocity.emplace_back(b.velocity[0], b.velocity[1], b.velocity[2]);
+    batch.mass.push_back(b.mass);
+    batch.radius.push_back(0.0);
+    batch.fixed.push_back(static_cast<char>(b.fixed));
+    batch.id.push_back(b.id);
+    batch_source.push_back(source[o]);
+  }
+  std::sort(got_contacts.begin(), got_contacts.end(), [](const ContactRecord& x, const ContactRecord& y) {
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  const std::int64_t nb = static_cast<std::int64_t>(batch.size());
+  std::vector<Contact> batch_contacts;
+  for (const ContactRecord& r : got_contacts) {
+    Contact c;
+    c.a = batch_slot.at(r.a);
+    c.b = r.b < bodies ? batch_slot.at(r.b) : nb + (r.b - bodies);
+    c.normal = Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]);
+    c.gap = r.gap;
+    batch_contacts.push_back(c);
+  }
+  const Components components = contact_components(batch, batch_contacts);
+  InstantResult result = solve(batch, batch_contacts, components);
+  if (gathered) {
+    gathered->contacts.clear();
+    for (const ContactRecord& r : got_contacts)
+      gathered->contacts.push_back({r.a, r.b, Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]), r.gap});
+    gathered->impulses = result.impulses;
+  }
+
+  // New velocities back to their owners.
+  std::vector<std::vector<VelocityRecord>> back(size);
+  for (std::int64_t k = 0; k < nb; ++k) {
+    if (batch.fixed[k]) continue;
+    back[batch_source[k]].push_back({batch.id[k], {batch.velocity[k][0], batch.velocity[k][1], batch.velocity[k][2]}});
+  }
+  std::vector<int> counts;
+  for (const VelocityRecord& v : parallel::all_to_all(comm, back, counts)) {
+    const std::int64_t s = slot_of(v.id);
+    local.velocity[s] = Eigen::Vector3d(v.velocity[0], v.velocity[1], v.velocity[2]);
+  }
+
+  // Totals over ranks; the reason of the failed component with the smallest body.
+  std::int64_t sums[6] = {result.components, result.iterations, result.reflections, result.renormalisations,
+                          result.lineality_dimension, static_cast<std::int64_t>(batch_contacts.size())};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 6, MPI_INT64_T, MPI_SUM, comm);
+  std::int64_t largest = result.largest_component;
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, comm);
+  double loss = result.projection_energy_loss;
+  MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+  int ok = result.terminated ? 1 : 0, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  InstantResult total;
+  total.components = sums[0];
+  total.iterations = sums[1];
+  total.reflections = sums[2];
+  total.renormalisations = sums[3];
+  total.lineality_dimension = sums[4];
+  total.contacts = sums[5];
+  total.largest_component = largest;
+  total.projection_energy_loss = loss;
+  total.terminated = all_ok != 0;
+  if (!total.terminated) {
+    int first = ok ? size : rank;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+    int length = rank == first ? static_cast<int>(result.reason.size()) : 0;
+    MPI_Bcast(&length, 1, MPI_INT, first, comm);
+    total.reason = rank == first ? result.reason : std::string(static_cast<std::size_t>(length), ' ');
+    MPI_Bcast(total.reason.data(), length, MPI_CHAR, first, comm);
+  }
+  return total;
+}
+
+}  // namespace percussion::rigid
