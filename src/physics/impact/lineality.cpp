@@ -1,0 +1,235 @@
+// Implicit equality constraints by one linear program (GLPK), and the M⁻¹-orthonormal basis of their span
+// (notes 003 Alg. E).
+#include "percussion/physics/impact/lineality.hpp"
+
+#include <glpk.h>
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstdint>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace percussion::impact {
+
+namespace {
+
+using Mat = Eigen::MatrixXd;
+
+struct ProblemDeleter {
+  void operator()(glp_prob* p) const { glp_delete_prob(p); }
+};
+
+// The witness proves there is nothing to find when every constraint has a clearly positive slope along it.
+bool witness_holds(const ImpactSystem& s, std::span<const double> w) {
+  if (w.size() != static_cast<std::size_t>(s.dofs())) return false;
+  const double margin = 1e-12 * std::sqrt(s.energy_norm_squared(w.data()));
+  for (int c = 0; c < s.constraints(); ++c) {
+    if (!(s.slope(c, w.data()) > margin)) return false;
+  }
+  return true;
+}
+
+// The smallest s with x·2^s an integer (x ≠ 0): x = M·2^(e−53) with the 53-bit integer M.
+int integral_exponent(double x) {
+  int e = 0;
+  const double f = std::frexp(std::abs(x), &e);
+  const auto mantissa = static_cast<std::uint64_t>(std::ldexp(f, 53));
+  return 53 - e - std::countr_zero(mantissa);
+}
+
+// Smallest union-find root of body k.
+int root(std::vector<int>& parent, int k) {
+  while (parent[k] != k) k = parent[k] = parent[parent[k]];
+  return k;
+}
+
+// M⁻¹-orthonormalises the columns of E (W = M⁻¹E): E ← E U Λ^{-1/2} over the eigenpairs of EᵀW above the rank
+// threshold, and the same on B (E = N_I B). Run twice: the second pass repairs the round-off the first one
+// magnifies by 1/σ_min.
+void orthonormalise(Mat& e, Mat& w, Mat& b, double rank_tolerance) {
+  const Mat gram = e.transpose() * w;
+  Eigen::SelfAdjointEigenSolver<Mat> eig(0.5 * (gram + gram.transpose()));
+  const Eigen::VectorXd& mu = eig.eigenvalues();  // ascending
+  const double largest = mu.size() > 0 ? mu(mu.size() - 1) : 0.0;
+  int first = 0;
+  while (first < mu.size() && !(mu(first) > rank_tolerance * rank_tolerance * largest && mu(first) > 0.0)) ++first;
+  const int rank = static_cast<int>(mu.size()) - first;
+  Mat t = eig.eigenvectors().rightCols(rank);
+  for (int k = 0; k < rank; ++k) t.col(k) /= std::sqrt(mu(first + k));
+  e = e * t;
+  w = w * t;
+  b = b * t;
+}
+
+}  // namespace
+
+ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const LinealityOptions& options) {
+  ImplicitEqualities out;
+  const int m = s.constraints();
+  out.combination.assign(m, 0.0);
+  if (!options.witness.empty() && witness_holds(s, options.witness)) {
+    out.certificate.assign(options.witness.begin(), options.witness.end());
+    return out;
+  }
+  out.solved_lp = true;
+  out.certificate.assign(s.dofs(), 0.0);
+  if (m == 0) return out;
+
+  // Rows: one per degree of freedom some gradient touches (Nλ = 0), then λ_i − t_i ≥ 0. Columns: λ, then t.
+  // GLPK's exact simplex reads non-integral doubles as nearby fractions (relative error up to 1e-9), integral ones
+  // exactly. So column c is scaled by the power of two 2^s_c that makes its entries integers (exact), λ_c becomes
+  // λ'_c = λ_c / 2^s_c, and the row reads 2^s_c λ'_c − t_c ≥ 0: the program is then the given one, exactly.
+  std::vector<int> row_of(s.dofs(), 0);
+  std::vector<int> dof_of_row{0};  // GLPK counts from 1
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0.0}, column_scale(m, 1.0);
+  for (int c = 0; c < m; ++c) {
+    const std::size_t first = ar.size();
+    int scale = INT_MIN;
+    double largest = 0.0;
+    for (int end = 0; end < 2; ++end) {
+      for (double g : s.gradient_block(c, end)) largest = std::max(largest, std::abs(g));
+    }
+    for (int end = 0; end < 2; ++end) {
+      const int body = end == 0 ? s.end_a(c) : s.end_b(c);
+      if (body < 0) continue;
+      const std::span<const double> g = s.gradient_block(c, end);
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        // Entries 2^-400 below the column's largest are round-off zeros; keeping them would overflow the scaling.
+        if (std::abs(g[i]) <= std::ldexp(largest, -400)) continue;
+        const int dof = s.body_offset(body) + static_cast<int>(i);
+        if (row_of[dof] == 0) {
+          row_of[dof] = static_cast<int>(dof_of_row.size());
+          dof_of_row.push_back(dof);
+        }
+        ia.push_back(row_of[dof]);
+        ja.push_back(c + 1);
+        ar.push_back(g[i]);
+        scale = std::max(scale, integral_exponent(g[i]));
+      }
+    }
+    if (scale == INT_MIN) continue;
+    column_scale[c] = std::ldexp(1.0, scale);
+    for (std::size_t k = first; k < ar.size(); ++k) ar[k] = std::ldexp(ar[k], scale);
+  }
+  const int dof_rows = static_cast<int>(dof_of_row.size()) - 1;
+  for (int c = 0; c < m; ++c) {
+    ia.push_back(dof_rows + 1 + c), ja.push_back(c + 1), ar.push_back(column_scale[c]);
+    ia.push_back(dof_rows + 1 + c), ja.push_back(m + 1 + c), ar.push_back(-1.0);
+  }
+
+  glp_term_out(GLP_OFF);
+  std::unique_ptr<glp_prob, ProblemDeleter> lp(glp_create_prob());
+  glp_prob* p = lp.get();
+  glp_set_obj_dir(p, GLP_MAX);
+  glp_add_rows(p, dof_rows + m);
+  for (int r = 1; r <= dof_rows; ++r) glp_set_row_bnds(p, r, GLP_FX, 0.0, 0.0);
+  for (int c = 0; c < m; ++c) glp_set_row_bnds(p, dof_rows + 1 + c, GLP_LO, 0.0, 0.0);
+  glp_add_cols(p, 2 * m);
+  for (int c = 0; c < m; ++c) {
+    glp_set_col_bnds(p, c + 1, GLP_LO, 0.0, 0.0);
+    glp_set_col_bnds(p, m + 1 + c, GLP_DB, 0.0, 1.0);
+    glp_set_obj_coef(p, m + 1 + c, 1.0);
+  }
+  glp_load_matrix(p, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+
+  // The floating-point simplex finds the optimal basis fast; the rational one then confirms or repairs it, so
+  // I does not depend on GLPK's feasibility tolerances.
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.presolve = GLP_OFF;
+  glp_simplex(p, &parm);
+  if (glp_exact(p, &parm) != 0 || glp_get_status(p) != GLP_OPT) {
+    throw std::runtime_error("impact: the lineality linear program did not solve (GLPK status " +
+                             std::to_string(glp_get_status(p)) + ")");
+  }
+  for (int c = 0; c < m; ++c) {
+    if (glp_get_col_prim(p, m + 1 + c) > 0.5) {
+      out.constraints.push_back(c);
+      out.combination[c] = glp_get_col_prim(p, c + 1) * column_scale[c];
+    }
+  }
+  // The duals of the Nλ = 0 rows form a velocity w with n_iᵀw ≥ 1 off I, up to GLPK's sign convention.
+  for (int r = 1; r <= dof_rows; ++r) out.certificate[dof_of_row[r]] = glp_get_row_dual(p, r);
+  double lowest = 0.0;
+  for (int c = 0; c < m; ++c) lowest = std::min(lowest, s.slope(c, out.certificate.data()));
+  if (lowest < 0.0) {
+    for (double& x : out.certificate) x = -x;
+  }
+  return out;
+}
+
+LinealityBasis lineality_basis(const ImpactSystem& s, std::span<const int> implicit, double rank_tolerance) {
+  LinealityBasis out;
+  out.cluster_of.assign(s.bodies(), -1);
+  if (implicit.empty()) return out;
+  std::vector<int> parent(s.bodies());
+  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<char> in_cluster(s.bodies(), 0);
+  for (int c : implicit) {
+    const int a = s.end_a(c), b = s.end_b(c);
+    in_cluster[a] = 1;
+    if (b < 0) continue;
+    in_cluster[b] = 1;
+    const int ra = root(parent, a), rb = root(parent, b);
+    parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+  for (int k = 0; k < s.bodies(); ++k) {  // ascending k: a cluster is numbered when its lowest body is met
+    if (!in_cluster[k]) continue;
+    const int r = root(parent, k);
+    if (out.cluster_of[r] < 0) {
+      out.cluster_of[r] = static_cast<int>(out.clusters.size());
+      out.clusters.emplace_back();
+    }
+    out.cluster_of[k] = out.cluster_of[r];
+    LinealityCluster& cl = out.clusters[out.cluster_of[k]];
+    cl.bodies.push_back(k);
+    cl.dofs += s.body_dofs(k);
+  }
+  for (int c : implicit) out.clusters[out.cluster_of[s.end_a(c)]].constraints.push_back(c);
+
+  std::vector<int> local(s.bodies(), -1);  // a body's first local degree of freedom in its cluster
+  for (LinealityCluster& cl : out.clusters) {
+    int at = 0;
+    for (int k : cl.bodies) local[k] = at, at += s.body_dofs(k);
+    const int p = static_cast<int>(cl.constraints.size());
+    Mat e = Mat::Zero(cl.dofs, p), w = Mat::Zero(cl.dofs, p);
+    for (int j = 0; j < p; ++j) {
+      const int c = cl.constraints[j];
+      for (int end = 0; end < 2; ++end) {
+        const int body = end == 0 ? s.end_a(c) : s.end_b(c);
+        if (body < 0) continue;
+        const std::span<const double> g = s.gradient_block(c, end), mg = s.impulse_block(c, end);
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          e(local[body] + static_cast<int>(i), j) += g[i];
+          w(local[body] + static_cast<int>(i), j) += mg[i];
+        }
+      }
+    }
+    Mat b = Mat::Identity(p, p);
+    orthonormalise(e, w, b, rank_tolerance);
+    orthonormalise(e, w, b, rank_tolerance);
+    cl.rank = static_cast<int>(e.cols());
+    cl.basis.resize(static_cast<std::size_t>(cl.rank) * cl.dofs);
+    cl.impulses.resize(cl.basis.size());
+    for (int k = 0; k < cl.rank; ++k) {
+      for (int i = 0; i < cl.dofs; ++i) {
+        cl.basis[static_cast<std::size_t>(k) * cl.dofs + i] = e(i, k);
+        cl.impulses[static_cast<std::size_t>(k) * cl.dofs + i] = w(i, k);
+      }
+    }
+    cl.coefficients.resize(static_cast<std::size_t>(p) * cl.rank);
+    for (int j = 0; j < p; ++j)
+      for (int k = 0; k < cl.rank; ++k) cl.coefficients[static_cast<std::size_t>(j) * cl.rank + k] = b(j, k);
+  }
+  return out;
+}
+
+}  // namespace percussion::impact
