@@ -11,6 +11,7 @@
 #include "percussion/physics/impact/anti_locking.hpp"
 #include "percussion/physics/impact/gauss_seidel.hpp"
 #include "percussion/physics/impact/lineality.hpp"
+#include "percussion/physics/impact/lineality_distance.hpp"
 
 using namespace percussion::impact;
 using namespace percussion::impact::testing;
@@ -250,4 +251,62 @@ TEST(ImpactLineality, IdentityWithoutImplicitEqualities) {
   std::vector<double> projected;
   EXPECT_EQ(lock.project(v, projected), 0.0);
   EXPECT_EQ(projected, v);
+}
+
+namespace {
+
+// The mini-geyser with the plug tilted by φ: B sits at A + 2(cos φ, sin φ) and the right wall is tangent to B with
+// normal −(cos φ, sin φ); C touches both from below. φ = 0 is case 8.
+ImpactSystem tilted_geyser(double phi) {
+  const double c = std::cos(phi), s = std::sin(phi), r3 = std::sqrt(3.0);
+  const std::vector<double> centres{-1, 0, -1 + 2 * c, 2 * s, -1 + c + r3 * s, s - r3 * c};
+  return balls2d(centres, {1, 1, 1}, 1.0, {{-2, 0, 1, 0}, {-1 + 3 * c, 3 * s, -c, -s}});
+}
+
+}  // namespace
+
+TEST(ImpactLineality, DistanceToTheHullOfTheNormals) {
+  // E11: the hull of (1,1)/√2, (−1,1)/√2, (0,1) is closest to the origin at (0, 1/√2).
+  ImpactSystem e11;
+  e11.add_point_mass(2, 1.0);
+  for (const auto& n : {std::vector<double>{1, 1}, {-1, 1}, {0, 1}}) e11.add_constraint(0, n);
+  e11.finish();
+  LinealityDistance d = lineality_distance(e11);
+  EXPECT_TRUE(d.converged) << d.reason;
+  EXPECT_NEAR(d.delta, std::sqrt(0.5), 1e-12);
+  EXPECT_NEAR(d.lower_bound, std::sqrt(0.5), 1e-12);
+  EXPECT_NEAR(d.weights[0], 0.5, 1e-10);
+  EXPECT_NEAR(d.weights[2], 0.0, 1e-10);
+  // Jammed: δ = 0.
+  d = lineality_distance(wedged_ball());
+  EXPECT_LT(d.delta, 1e-7);
+  EXPECT_EQ(d.lower_bound, 0.0);
+}
+
+TEST(ImpactLineality, TiltedGeyserIsNearlyJammed) {
+  // Case 19 / T28: tilting the plug removes the implicit equalities, δ grows linearly with the tilt, and plain
+  // Gauss–Seidel terminates, after more reflections the smaller δ is.
+  ASSERT_EQ(tilted_geyser(0.0).constraints(), 5);
+  EXPECT_EQ(find_implicit_equalities(tilted_geyser(0.0)).constraints, (std::vector<int>{0, 2, 4}));
+  std::vector<double> ratio;
+  std::int64_t previous = 0;
+  for (const double phi : {0.08, 0.04, 0.02, 0.01}) {
+    const ImpactSystem s = tilted_geyser(phi);
+    ASSERT_EQ(s.constraints(), 5) << phi;
+    const ImplicitEqualities f = find_implicit_equalities(s);
+    EXPECT_TRUE(f.solved_lp);
+    EXPECT_TRUE(f.constraints.empty()) << phi;
+    const LinealityDistance d = lineality_distance(s);
+    EXPECT_TRUE(d.converged) << d.reason;
+    EXPECT_GT(d.lower_bound, 0.0) << phi;
+    EXPECT_LE(d.delta - d.lower_bound, 1e-6 * d.delta) << phi;
+    ratio.push_back(d.delta / phi);
+    std::vector<double> v{0, 0, 0, 0, 0, 1};
+    const auto v0 = v;
+    const Resolution r = gauss_seidel(s, v, lex());
+    expect_resolved(s, v0, v, r, kEps);
+    EXPECT_GT(r.reflections, previous) << phi;
+    previous = r.reflections;
+  }
+  for (double q : ratio) EXPECT_NEAR(q / ratio.front(), 1.0, 0.05) << "δ/φ " << q;
 }

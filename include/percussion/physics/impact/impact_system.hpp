@@ -34,6 +34,10 @@ class ImpactSystem {
   int body_offset(int k) const { return body_offset_[k]; }
   int end_a(int c) const { return end_a_[c]; }
   int end_b(int c) const { return end_b_[c]; }
+  // Body k's mass block (row-major, body_dofs(k)² entries): for building a second system on the same bodies.
+  std::span<const double> mass_block(int k) const {
+    return {mass_.data() + block_offset_[k], static_cast<std::size_t>(body_dofs_[k] * body_dofs_[k])};
+  }
   // gᵀM⁻¹g of the raw gradient: the physical impulse of multiplier λ along g is λ / sqrt(raw_metric).
   double raw_metric(int c) const { return raw_metric_[c]; }
 
@@ -65,10 +69,7 @@ class ImpactSystem {
     return end == 0 ? std::span<const double>(coef_.data() + e.w_a, e.len_a)
                     : std::span<const double>(coef_.data() + e.w_b, e.len_b);
   }
-  // Body k's mass block and its inverse (row-major, body_dofs(k)²).
-  std::span<const double> mass_block(int k) const {
-    return {mass_.data() + block_offset_[k], static_cast<std::size_t>(body_dofs_[k] * body_dofs_[k])};
-  }
+  // Body k's inverse mass block (row-major, body_dofs(k)²).
   std::span<const double> inverse_mass_block(int k) const {
     return {inverse_mass_.data() + block_offset_[k], static_cast<std::size_t>(body_dofs_[k] * body_dofs_[k])};
   }
