@@ -39,6 +39,15 @@ ImpactSystem plug(bool geyser) {
   return balls2d(centres, masses, 1.0, {{-2, 0, 1, 0}, {2, 0, -1, 0}});
 }
 
+// Notes E11: one ball, normals (1,1), (−1,1), (0,1): dependent, not opposing.
+ImpactSystem dependent_normals() {
+  ImpactSystem s;
+  s.add_point_mass(2, 1.0);
+  for (const auto& n : {std::vector<double>{1, 1}, {-1, 1}, {0, 1}}) s.add_constraint(0, n);
+  s.finish();
+  return s;
+}
+
 double kinetic(const ImpactSystem& s, const std::vector<double>& v) { return 0.5 * s.energy_norm_squared(v.data()); }
 
 void expect_velocities(const std::vector<double>& v, const std::vector<double>& want, double tol = 1e-14) {
@@ -62,10 +71,7 @@ void expect_impulses_explain(const ImpactSystem& s, const std::vector<double>& v
 
 TEST(ImpactLineality, DetectorCases) {
   // E11: dependent but not opposing normals.
-  ImpactSystem e11;
-  e11.add_point_mass(2, 1.0);
-  for (const auto& n : {std::vector<double>{1, 1}, {-1, 1}, {0, 1}}) e11.add_constraint(0, n);
-  e11.finish();
+  const ImpactSystem e11 = dependent_normals();
   ImplicitEqualities f = find_implicit_equalities(e11);
   EXPECT_TRUE(f.solved_lp);
   EXPECT_TRUE(f.constraints.empty());
@@ -267,10 +273,7 @@ ImpactSystem tilted_geyser(double phi) {
 
 TEST(ImpactLineality, DistanceToTheHullOfTheNormals) {
   // E11: the hull of (1,1)/√2, (−1,1)/√2, (0,1) is closest to the origin at (0, 1/√2).
-  ImpactSystem e11;
-  e11.add_point_mass(2, 1.0);
-  for (const auto& n : {std::vector<double>{1, 1}, {-1, 1}, {0, 1}}) e11.add_constraint(0, n);
-  e11.finish();
+  const ImpactSystem e11 = dependent_normals();
   LinealityDistance d = lineality_distance(e11);
   EXPECT_TRUE(d.converged) << d.reason;
   EXPECT_NEAR(d.delta, std::sqrt(0.5), 1e-12);
@@ -309,4 +312,46 @@ TEST(ImpactLineality, TiltedGeyserIsNearlyJammed) {
     previous = r.reflections;
   }
   for (double q : ratio) EXPECT_NEAR(q / ratio.front(), 1.0, 0.05) << "δ/φ " << q;
+}
+
+TEST(ImpactLineality, ApproximateLinealityRemovesANearlyJammedPlug) {
+  // Algorithm I: tilted by 1e-12 the plug has no implicit equality in exact arithmetic, but δ ≈ 2e-13 ≤ eps, so
+  // plain GS needs ~10¹³ reflections. The approximate set is the plug's three constraints; after the projection
+  // GS resolves in two reflections to case 8's result, eps-feasible for every original constraint.
+  const ImpactSystem s = tilted_geyser(1e-12);
+  EXPECT_TRUE(find_implicit_equalities(s).constraints.empty());
+  GaussSeidelOptions capped = lex();
+  capped.resolve.tolerance = 1e-10;
+  capped.resolve.max_reflections = 10000;
+  std::vector<double> v{0, 0, 0, 0, 0, 1};
+  EXPECT_FALSE(gauss_seidel(s, v, capped).terminated);
+
+  v = {0, 0, 0, 0, 0, 1};
+  const auto v0 = v;
+  ApproximateLinealityOptions approximate;
+  approximate.eps = 1e-10;
+  AntiLockingReport report;
+  const Resolution r = resolve_anti_locked(s, v, gs(capped), {}, &report, &approximate);
+  EXPECT_TRUE(r.terminated) << r.reason;
+  EXPECT_EQ(report.implicit, (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(report.approximate, (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(report.dimension, 2);
+  EXPECT_EQ(r.reflections, 2);
+  // What is left, A–C and B–C restricted, is far from jammed.
+  EXPECT_GT(report.delta_lower, 0.1) << report.delta;
+  EXPECT_LE(report.delta_lower, report.delta);
+  const double r3 = std::sqrt(3.0);
+  expect_velocities(v, {0, 6.0 / 7, 0, 18.0 / 49, 8 * r3 / 49, -11.0 / 49}, 1e-10);
+  expect_resolved(s, v0, v, r, 1e-10);
+
+  // The exact case asks for no δ at all: the program's dual bounds the reduced cone's δ away from eps.
+  ApproximateLinealityReport exact;
+  const ImplicitEqualities f = find_approximate_implicit_equalities(tilted_geyser(0.0), approximate, {}, &exact);
+  EXPECT_EQ(f.constraints, (std::vector<int>{0, 2, 4}));
+  EXPECT_TRUE(exact.approximate.empty());
+  EXPECT_EQ(exact.rounds, 0);
+  // A clearly tilted plug is left alone, with a certified δ above eps.
+  ApproximateLinealityReport tilted;
+  EXPECT_TRUE(find_approximate_implicit_equalities(tilted_geyser(0.01), approximate, {}, &tilted).constraints.empty());
+  EXPECT_GT(tilted.delta_lower, 1e-3);
 }

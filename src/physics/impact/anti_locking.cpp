@@ -191,12 +191,19 @@ std::vector<double> AntiLocking::original_impulses(std::span<const double> v0,
 }
 
 Resolution resolve_anti_locked(const ImpactSystem& system, std::vector<double>& v, const ImpactOperator& resolve,
-                               const LinealityOptions& options, AntiLockingReport* report) {
-  ImplicitEqualities found = find_implicit_equalities(system, options);
+                               const LinealityOptions& options, AntiLockingReport* report,
+                               const ApproximateLinealityOptions* approximate) {
+  ApproximateLinealityReport approximation;
+  ImplicitEqualities found = approximate
+                                 ? find_approximate_implicit_equalities(system, *approximate, options, &approximation)
+                                 : find_implicit_equalities(system, options);
   if (report) {
     *report = AntiLockingReport{};
     report->implicit = found.constraints;
+    report->approximate = approximation.approximate;
     report->solved_lp = found.solved_lp;
+    report->delta = approximation.delta;
+    report->delta_lower = approximation.delta_lower;
   }
   if (found.constraints.empty()) return resolve(system, v);  // Theorem T10: exactly Algorithm A
   const AntiLocking lock(system, std::move(found));

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "percussion/physics/impact/approximate_lineality.hpp"
 #include "percussion/physics/impact/impact_system.hpp"
 #include "percussion/physics/impact/lineality.hpp"
 #include "percussion/physics/impact/resolution.hpp"
@@ -65,18 +66,23 @@ class AntiLocking {
 };
 
 struct AntiLockingReport {
-  std::vector<int> implicit;   // I
-  int dimension = 0;           // dim E
-  double energy_removed = 0;   // by the projection: ½‖v0‖²_M − ½‖P(v0)‖²_M
+  std::vector<int> implicit;     // the constraints removed: I, and the approximate ones (Alg. I) when asked for
+  std::vector<int> approximate;  // those of them only approximately jammed (δ ≤ eps)
+  int dimension = 0;             // dim E
+  double energy_removed = 0;     // by the projection: ½‖v0‖²_M − ½‖P(v0)‖²_M
   bool solved_lp = false;
+  // With Alg. I: δ of the reduced problem the operator ran on, and its certified lower bound (+inf: nothing left).
+  double delta = 0.0, delta_lower = 0.0;
 };
 
 // Any impact operator on a system (Gauss–Seidel, Generalized Reflections): resolves v in place.
 using ImpactOperator = std::function<Resolution(const ImpactSystem&, std::vector<double>&)>;
 
-// Algorithm F around `resolve`: finds I, projects, runs the operator on the reduced system and reports impulses
-// against the original constraints. When I is empty it calls the operator on `system` and `v` themselves.
+// Algorithm F around `resolve`: finds I (with `approximate`, also the approximately jammed constraints of Alg. I),
+// projects, runs the operator on the reduced system and reports impulses against the original constraints. When
+// nothing is removed it calls the operator on `system` and `v` themselves.
 Resolution resolve_anti_locked(const ImpactSystem& system, std::vector<double>& v, const ImpactOperator& resolve,
-                               const LinealityOptions& options = {}, AntiLockingReport* report = nullptr);
+                               const LinealityOptions& options = {}, AntiLockingReport* report = nullptr,
+                               const ApproximateLinealityOptions* approximate = nullptr);
 
 }  // namespace percussion::impact
