@@ -30,7 +30,7 @@ double inverse_metric(const ImpactSystem& s, std::span<const int> bodies, const 
 }  // namespace
 
 AntiLocking::AntiLocking(const ImpactSystem& system, ImplicitEqualities found, double span_tolerance)
-    : original_(&system), found_(std::move(found)), basis_(lineality_basis(system, found_.constraints)) {
+    : original_(&system), found_(std::move(found)), basis_(lineality_basis(system, found_)) {
   const ImpactSystem& s = system;
   if (identity()) {
     original_of_.resize(s.constraints());
@@ -181,10 +181,10 @@ std::vector<double> AntiLocking::original_impulses(std::span<const double> v0,
     double shift = 0.0;
     for (std::size_t j = 0; j < cl.constraints.size(); ++j) {
       for (int k = 0; k < cl.rank; ++k) on_i[j] += cl.coefficients[j * cl.rank + k] * coef[q][k];
-      shift = std::max(shift, -on_i[j] / found_.combination[cl.constraints[j]]);
+      shift = std::max(shift, -on_i[j] / cl.combination[j]);
     }
     for (std::size_t j = 0; j < cl.constraints.size(); ++j) {
-      lambda[cl.constraints[j]] = std::max(0.0, on_i[j] + shift * found_.combination[cl.constraints[j]]);
+      lambda[cl.constraints[j]] = std::max(0.0, on_i[j] + shift * cl.combination[j]);
     }
   }
   return lambda;

@@ -6,9 +6,6 @@
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>
-#include <bit>
-#include <climits>
-#include <cstdint>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -35,14 +32,6 @@ bool witness_holds(const ImpactSystem& s, std::span<const double> w) {
   return true;
 }
 
-// The smallest s with x·2^s an integer (x ≠ 0): x = M·2^(e−53) with the 53-bit integer M.
-int integral_exponent(double x) {
-  int e = 0;
-  const double f = std::frexp(std::abs(x), &e);
-  const auto mantissa = static_cast<std::uint64_t>(std::ldexp(f, 53));
-  return 53 - e - std::countr_zero(mantissa);
-}
-
 // Smallest union-find root of body k.
 int root(std::vector<int>& parent, int k) {
   while (parent[k] != k) k = parent[k] = parent[parent[k]];
@@ -51,8 +40,8 @@ int root(std::vector<int>& parent, int k) {
 
 // M⁻¹-orthonormalises the columns of E (W = M⁻¹E): E ← E U Λ^{-1/2} over the eigenpairs of EᵀW above the rank
 // threshold, and the same on B (E = N_I B). Run twice: the second pass repairs the round-off the first one
-// magnifies by 1/σ_min.
-void orthonormalise(Mat& e, Mat& w, Mat& b, double rank_tolerance) {
+// magnifies by 1/σ_min. Returns the eigenvectors below the threshold: the null space of E.
+Mat orthonormalise(Mat& e, Mat& w, Mat& b, double rank_tolerance) {
   const Mat gram = e.transpose() * w;
   Eigen::SelfAdjointEigenSolver<Mat> eig(0.5 * (gram + gram.transpose()));
   const Eigen::VectorXd& mu = eig.eigenvalues();  // ascending
@@ -65,6 +54,7 @@ void orthonormalise(Mat& e, Mat& w, Mat& b, double rank_tolerance) {
   e = e * t;
   w = w * t;
   b = b * t;
+  return eig.eigenvectors().leftCols(first);
 }
 
 }  // namespace
@@ -82,27 +72,17 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   if (m == 0) return out;
 
   // Rows: one per degree of freedom some gradient touches (Nλ = 0), then λ_i − t_i ≥ 0. Columns: λ, then t.
-  // GLPK's exact simplex reads non-integral doubles as nearby fractions (relative error up to 1e-9), integral ones
-  // exactly. So column c is scaled by the power of two 2^s_c that makes its entries integers (exact), λ_c becomes
-  // λ'_c = λ_c / 2^s_c, and the row reads 2^s_c λ'_c − t_c ≥ 0: the program is then the given one, exactly.
   std::vector<int> row_of(s.dofs(), 0);
   std::vector<int> dof_of_row{0};  // GLPK counts from 1
   std::vector<int> ia{0}, ja{0};
-  std::vector<double> ar{0.0}, column_scale(m, 1.0);
+  std::vector<double> ar{0.0};
   for (int c = 0; c < m; ++c) {
-    const std::size_t first = ar.size();
-    int scale = INT_MIN;
-    double largest = 0.0;
-    for (int end = 0; end < 2; ++end) {
-      for (double g : s.gradient_block(c, end)) largest = std::max(largest, std::abs(g));
-    }
     for (int end = 0; end < 2; ++end) {
       const int body = end == 0 ? s.end_a(c) : s.end_b(c);
       if (body < 0) continue;
       const std::span<const double> g = s.gradient_block(c, end);
       for (std::size_t i = 0; i < g.size(); ++i) {
-        // Entries 2^-400 below the column's largest are round-off zeros; keeping them would overflow the scaling.
-        if (std::abs(g[i]) <= std::ldexp(largest, -400)) continue;
+        if (g[i] == 0.0) continue;
         const int dof = s.body_offset(body) + static_cast<int>(i);
         if (row_of[dof] == 0) {
           row_of[dof] = static_cast<int>(dof_of_row.size());
@@ -111,16 +91,12 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
         ia.push_back(row_of[dof]);
         ja.push_back(c + 1);
         ar.push_back(g[i]);
-        scale = std::max(scale, integral_exponent(g[i]));
       }
     }
-    if (scale == INT_MIN) continue;
-    column_scale[c] = std::ldexp(1.0, scale);
-    for (std::size_t k = first; k < ar.size(); ++k) ar[k] = std::ldexp(ar[k], scale);
   }
   const int dof_rows = static_cast<int>(dof_of_row.size()) - 1;
   for (int c = 0; c < m; ++c) {
-    ia.push_back(dof_rows + 1 + c), ja.push_back(c + 1), ar.push_back(column_scale[c]);
+    ia.push_back(dof_rows + 1 + c), ja.push_back(c + 1), ar.push_back(1.0);
     ia.push_back(dof_rows + 1 + c), ja.push_back(m + 1 + c), ar.push_back(-1.0);
   }
 
@@ -139,13 +115,13 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   }
   glp_load_matrix(p, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
 
-  // The floating-point simplex finds the optimal basis fast; the rational one then confirms or repairs it, so
-  // I does not depend on GLPK's feasibility tolerances.
+  // The floating-point simplex finds a (near-)optimal basis fast; the rational one then finishes from it, so I does
+  // not depend on GLPK's feasibility and pivot tolerances, only on its reading of the data.
   glp_smcp parm;
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_OFF;
-  glp_simplex(p, &parm);
+  if (glp_simplex(p, &parm) != 0) glp_std_basis(p);
   if (glp_exact(p, &parm) != 0 || glp_get_status(p) != GLP_OPT) {
     throw std::runtime_error("impact: the lineality linear program did not solve (GLPK status " +
                              std::to_string(glp_get_status(p)) + ")");
@@ -153,7 +129,7 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   for (int c = 0; c < m; ++c) {
     if (glp_get_col_prim(p, m + 1 + c) > 0.5) {
       out.constraints.push_back(c);
-      out.combination[c] = glp_get_col_prim(p, c + 1) * column_scale[c];
+      out.combination[c] = glp_get_col_prim(p, c + 1);
     }
   }
   // The duals of the Nλ = 0 rows form a velocity w with n_iᵀw ≥ 1 off I, up to GLPK's sign convention.
@@ -166,7 +142,8 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   return out;
 }
 
-LinealityBasis lineality_basis(const ImpactSystem& s, std::span<const int> implicit, double rank_tolerance) {
+LinealityBasis lineality_basis(const ImpactSystem& s, const ImplicitEqualities& found, double rank_tolerance) {
+  const std::vector<int>& implicit = found.constraints;
   LinealityBasis out;
   out.cluster_of.assign(s.bodies(), -1);
   if (implicit.empty()) return out;
@@ -214,8 +191,16 @@ LinealityBasis lineality_basis(const ImpactSystem& s, std::span<const int> impli
       }
     }
     Mat b = Mat::Identity(p, p);
+    const Mat null = orthonormalise(e, w, b, rank_tolerance);
     orthonormalise(e, w, b, rank_tolerance);
-    orthonormalise(e, w, b, rank_tolerance);
+    // The program's λ solves a rounded reading of the data; its projection onto the null space of N_I solves the
+    // given one to round-off. Kept only if it stays clearly positive (else I came from the rounding: keep λ).
+    Eigen::VectorXd given(p);
+    for (int j = 0; j < p; ++j) given(j) = found.combination[cl.constraints[j]];
+    Eigen::VectorXd refined = null * (null.transpose() * given);
+    if (!(refined.minCoeff() > 0.5 * given.minCoeff())) refined = given;
+    refined /= refined.minCoeff();
+    cl.combination.assign(refined.data(), refined.data() + p);
     cl.rank = static_cast<int>(e.cols());
     cl.basis.resize(static_cast<std::size_t>(cl.rank) * cl.dofs);
     cl.impulses.resize(cl.basis.size());

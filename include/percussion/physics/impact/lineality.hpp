@@ -20,17 +20,20 @@ struct LinealityOptions {
 
 struct ImplicitEqualities {
   std::vector<int> constraints;     // I, ascending
-  std::vector<double> combination;  // λ per constraint: λ ≥ 0, Nλ = 0, λ_i ≥ 1 on I, 0 off I
+  // λ per constraint: λ ≥ 0, λ_i ≥ 1 on I, 0 off I, Nλ = 0 for GLPK's reading of the data (so 1e-9 for the given
+  // one; LinealityCluster::combination is the refined one).
+  std::vector<double> combination;
   // A velocity w with n_iᵀw ≥ 0 for every constraint and n_iᵀw ≥ 1 off I (the program's dual), or the witness.
   std::vector<double> certificate;
   bool solved_lp = false;  // false: the witness settled it
 };
 
 // Algorithm E lines 1–2: max Σt s.t. Nλ = 0, λ ≥ t, 0 ≤ t ≤ 1 over the sparse N (≤ 12 nonzeros per column),
-// solved by GLPK's simplex and then its exact rational simplex from that basis, on columns scaled by powers of two
-// to integers (so the rational program is the given one, not GLPK's 1e-9 fractions of it). I = {i : t_i = 1} is
-// exact for the given floating-point gradients, no tolerance (every optimum has t = the indicator of I).
-// Near-degeneracy (δ small but positive) is Algorithm I's business.
+// solved by GLPK's floating-point simplex and then its rational simplex from that basis (every optimum has t = the
+// indicator of I, so I = {i : t_i > ½}). The rational simplex reads each non-integral double as a nearby fraction
+// (continued fractions, relative error below 1e-9; integers exactly): I is exact for gradients within 1e-9
+// (relative, entry by entry) of the given ones; that is the tolerance. Unlike the floating-point simplex's
+// tolerances it does not grow with the size of the problem. Near-degeneracy beyond it is Algorithm I's business.
 ImplicitEqualities find_implicit_equalities(const ImpactSystem& system, const LinealityOptions& options = {});
 
 // Algorithm E line 3: E, an M⁻¹-orthonormal basis of span{n_i : i ∈ I}, cluster by cluster. A cluster is a set of
@@ -46,6 +49,8 @@ struct LinealityCluster {
   // |constraints| × rank, row-major: e_k = Σ_j coefficients[j][k] n_{constraints[j]} (impulses on I are reported
   // through it).
   std::vector<double> coefficients;
+  // Per constraint of the cluster: λ ≥ 1 with Σ_j λ_j n_j = 0 to round-off (the program's, refined).
+  std::vector<double> combination;
 };
 
 struct LinealityBasis {
@@ -60,7 +65,7 @@ struct LinealityBasis {
 
 // Singular values of the cluster's gradients (in the M⁻¹ metric) below `rank_tolerance` times the largest count
 // as dependence.
-LinealityBasis lineality_basis(const ImpactSystem& system, std::span<const int> implicit,
+LinealityBasis lineality_basis(const ImpactSystem& system, const ImplicitEqualities& found,
                                double rank_tolerance = 1e-6);
 
 }  // namespace percussion::impact
