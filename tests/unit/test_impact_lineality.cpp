@@ -315,13 +315,14 @@ TEST(ImpactLineality, TiltedGeyserIsNearlyJammed) {
 }
 
 TEST(ImpactLineality, ApproximateLinealityRemovesANearlyJammedPlug) {
-  // Algorithm I: tilted by 1e-12 the plug has no implicit equality in exact arithmetic, but δ ≈ 2e-13 ≤ eps, so
-  // plain GS needs ~10¹³ reflections. The approximate set is the plug's three constraints; after the projection
-  // GS resolves in two reflections to case 8's result, eps-feasible for every original constraint.
-  const ImpactSystem s = tilted_geyser(1e-12);
+  // Tilted by 1e-12 (δ ≈ 2e-13) the plug is jammed to the program's tolerance of 1e-9. Tilted by 1e-7 (δ ≈ 2e-8)
+  // it is not, but plain GS would need ~10⁸ reflections; with eps = 1e-6 Algorithm I removes the plug's three
+  // constraints and GS resolves in two reflections to case 8's result, eps-feasible for every original constraint.
+  EXPECT_EQ(find_implicit_equalities(tilted_geyser(1e-12)).constraints, (std::vector<int>{0, 2, 4}));
+  const ImpactSystem s = tilted_geyser(1e-7);
   EXPECT_TRUE(find_implicit_equalities(s).constraints.empty());
   GaussSeidelOptions capped = lex();
-  capped.resolve.tolerance = 1e-10;
+  capped.resolve.tolerance = 1e-6;
   capped.resolve.max_reflections = 10000;
   std::vector<double> v{0, 0, 0, 0, 0, 1};
   EXPECT_FALSE(gauss_seidel(s, v, capped).terminated);
@@ -329,7 +330,7 @@ TEST(ImpactLineality, ApproximateLinealityRemovesANearlyJammedPlug) {
   v = {0, 0, 0, 0, 0, 1};
   const auto v0 = v;
   ApproximateLinealityOptions approximate;
-  approximate.eps = 1e-10;
+  approximate.eps = 1e-6;
   AntiLockingReport report;
   const Resolution r = resolve_anti_locked(s, v, gs(capped), {}, &report, &approximate);
   EXPECT_TRUE(r.terminated) << r.reason;
@@ -341,8 +342,8 @@ TEST(ImpactLineality, ApproximateLinealityRemovesANearlyJammedPlug) {
   EXPECT_GT(report.delta_lower, 0.1) << report.delta;
   EXPECT_LE(report.delta_lower, report.delta);
   const double r3 = std::sqrt(3.0);
-  expect_velocities(v, {0, 6.0 / 7, 0, 18.0 / 49, 8 * r3 / 49, -11.0 / 49}, 1e-10);
-  expect_resolved(s, v0, v, r, 1e-10);
+  expect_velocities(v, {0, 6.0 / 7, 0, 18.0 / 49, 8 * r3 / 49, -11.0 / 49}, 1e-6);
+  expect_resolved(s, v0, v, r, 1e-6);
 
   // The exact case asks for no δ at all: the program's dual bounds the reduced cone's δ away from eps.
   ApproximateLinealityReport exact;

@@ -51,17 +51,27 @@ ImplicitEqualities find_approximate_implicit_equalities(const ImpactSystem& syst
     r.delta = d.delta;
     r.delta_lower = d.lower_bound;
     if (!(d.delta <= options.eps)) break;
-    // The support of the minimiser: an (almost) zero positive combination of the restricted normals.
+    // The support of δ's minimiser, less the constraints whose weight is below sqrt(eps) of the largest: those only
+    // correct the small residual (e.g. a projectile touching a nearly jammed plug takes a weight of the order of
+    // the tilt) and are not jammed themselves. Kept only if the trimmed combination is still nearly zero.
     const double largest = *std::max_element(d.weights.begin(), d.weights.end());
     std::vector<int> support;
-    double smallest = std::numeric_limits<double>::infinity();
-    for (int c = 0; c < reduced.constraints(); ++c) {
-      if (d.weights[c] > options.support * largest) support.push_back(c), smallest = std::min(smallest, d.weights[c]);
+    for (double floor : {std::sqrt(options.eps) * largest, 0.0}) {
+      support.clear();
+      std::vector<double> w(reduced.dofs(), 0.0);
+      double sum = 0.0;
+      for (int c = 0; c < reduced.constraints(); ++c) {
+        if (!(d.weights[c] > floor)) continue;
+        support.push_back(c);
+        reduced.apply(c, d.weights[c], w.data());
+        sum += d.weights[c];
+      }
+      if (std::sqrt(reduced.energy_norm_squared(w.data())) <= options.eps * sum) break;
     }
     for (int c : support) {
       const int original = lock.original_constraint()[c];
       found.constraints.push_back(original);
-      found.combination[original] = d.weights[c] / smallest;
+      found.combination[original] = d.weights[c] / largest;
       r.approximate.push_back(original);
     }
     std::sort(found.constraints.begin(), found.constraints.end());

@@ -57,6 +57,46 @@ Mat orthonormalise(Mat& e, Mat& w, Mat& b, double rank_tolerance) {
   return eig.eigenvectors().leftCols(first);
 }
 
+// I = {t_c > ½}, λ = t + u, and w from the duals of the Nλ = 0 rows. True when the numbers certify the answer
+// to the tolerance: ‖Nλ‖_{M⁻¹} ≤ kCombination Σλ (I is jammed) and n_cᵀw ≥ ½ off I while |n_cᵀw| ≤ kCombination
+// ‖w‖_M on I (nothing else is: wᵀNλ = 0 for every null combination λ ≥ 0).
+constexpr double kCombination = 1e-9;
+
+bool read_solution(const ImpactSystem& s, glp_prob* p, const std::vector<int>& dof_of_row, ImplicitEqualities& out) {
+  const int m = s.constraints();
+  out.constraints.clear();
+  std::fill(out.combination.begin(), out.combination.end(), 0.0);
+  std::vector<double> r(s.dofs(), 0.0);
+  double total = 0.0;
+  for (int c = 0; c < m; ++c) {
+    if (glp_get_col_prim(p, m + 1 + c) > 0.5) {
+      out.constraints.push_back(c);
+      out.combination[c] = glp_get_col_prim(p, c + 1) + glp_get_col_prim(p, m + 1 + c);
+      s.apply(c, out.combination[c], r.data());
+      total += out.combination[c];
+    }
+  }
+  std::fill(out.certificate.begin(), out.certificate.end(), 0.0);
+  for (std::size_t row = 1; row < dof_of_row.size(); ++row) {
+    out.certificate[dof_of_row[row]] = glp_get_row_dual(p, static_cast<int>(row));
+  }
+  double sum = 0.0;  // GLPK's sign convention: the slopes off I are ≥ 1 for w or for −w
+  for (int c = 0; c < m; ++c) sum += s.slope(c, out.certificate.data());
+  if (sum < 0.0) {
+    for (double& x : out.certificate) x = -x;
+  }
+  if (std::sqrt(s.energy_norm_squared(r.data())) > kCombination * total) return false;
+  const double norm = std::sqrt(s.energy_norm_squared(out.certificate.data()));
+  std::size_t next = 0;
+  for (int c = 0; c < m; ++c) {
+    const double slope = s.slope(c, out.certificate.data());
+    const bool in_i = next < out.constraints.size() && out.constraints[next] == c;
+    if (in_i) ++next;
+    if (in_i ? std::abs(slope) > kCombination * norm : !(slope >= 0.5)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const LinealityOptions& options) {
@@ -71,7 +111,8 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   out.certificate.assign(s.dofs(), 0.0);
   if (m == 0) return out;
 
-  // Rows: one per degree of freedom some gradient touches (Nλ = 0), then λ_i − t_i ≥ 0. Columns: λ, then t.
+  // With λ = t + u (u ≥ 0) the program is N t + N u = 0, 0 ≤ t ≤ 1, u ≥ 0: rows only for the degrees of freedom
+  // some gradient touches. Columns: u, then t (the same entries).
   std::vector<int> row_of(s.dofs(), 0);
   std::vector<int> dof_of_row{0};  // GLPK counts from 1
   std::vector<int> ia{0}, ja{0};
@@ -88,25 +129,20 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
           row_of[dof] = static_cast<int>(dof_of_row.size());
           dof_of_row.push_back(dof);
         }
-        ia.push_back(row_of[dof]);
-        ja.push_back(c + 1);
-        ar.push_back(g[i]);
+        ia.push_back(row_of[dof]), ja.push_back(c + 1), ar.push_back(g[i]);
+        ia.push_back(row_of[dof]), ja.push_back(m + 1 + c), ar.push_back(g[i]);
       }
     }
   }
   const int dof_rows = static_cast<int>(dof_of_row.size()) - 1;
-  for (int c = 0; c < m; ++c) {
-    ia.push_back(dof_rows + 1 + c), ja.push_back(c + 1), ar.push_back(1.0);
-    ia.push_back(dof_rows + 1 + c), ja.push_back(m + 1 + c), ar.push_back(-1.0);
-  }
 
   glp_term_out(GLP_OFF);
   std::unique_ptr<glp_prob, ProblemDeleter> lp(glp_create_prob());
   glp_prob* p = lp.get();
   glp_set_obj_dir(p, GLP_MAX);
-  glp_add_rows(p, dof_rows + m);
+  if (dof_rows == 0) return out;  // no constraint touches a degree of freedom (cannot happen: gradients are nonzero)
+  glp_add_rows(p, dof_rows);
   for (int r = 1; r <= dof_rows; ++r) glp_set_row_bnds(p, r, GLP_FX, 0.0, 0.0);
-  for (int c = 0; c < m; ++c) glp_set_row_bnds(p, dof_rows + 1 + c, GLP_LO, 0.0, 0.0);
   glp_add_cols(p, 2 * m);
   for (int c = 0; c < m; ++c) {
     glp_set_col_bnds(p, c + 1, GLP_LO, 0.0, 0.0);
@@ -115,30 +151,22 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   }
   glp_load_matrix(p, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
 
-  // The floating-point simplex finds a (near-)optimal basis fast; the rational one then finishes from it, so I does
-  // not depend on GLPK's feasibility and pivot tolerances, only on its reading of the data.
+  // The floating-point simplex from GLPK's advanced initial basis is fast. Its answer is then checked with its own
+  // numbers; only if the check fails does the rational simplex finish from that basis (it can be slow: rational
+  // LU factors of a large basis).
   glp_smcp parm;
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_OFF;
+  glp_adv_basis(p, 0);
   if (glp_simplex(p, &parm) != 0) glp_std_basis(p);
+  if (glp_get_status(p) == GLP_OPT && read_solution(s, p, dof_of_row, out)) return out;
   if (glp_exact(p, &parm) != 0 || glp_get_status(p) != GLP_OPT) {
     throw std::runtime_error("impact: the lineality linear program did not solve (GLPK status " +
                              std::to_string(glp_get_status(p)) + ")");
   }
-  for (int c = 0; c < m; ++c) {
-    if (glp_get_col_prim(p, m + 1 + c) > 0.5) {
-      out.constraints.push_back(c);
-      out.combination[c] = glp_get_col_prim(p, c + 1);
-    }
-  }
-  // The duals of the Nλ = 0 rows form a velocity w with n_iᵀw ≥ 1 off I, up to GLPK's sign convention.
-  for (int r = 1; r <= dof_rows; ++r) out.certificate[dof_of_row[r]] = glp_get_row_dual(p, r);
-  double lowest = 0.0;
-  for (int c = 0; c < m; ++c) lowest = std::min(lowest, s.slope(c, out.certificate.data()));
-  if (lowest < 0.0) {
-    for (double& x : out.certificate) x = -x;
-  }
+  out.exact = true;
+  read_solution(s, p, dof_of_row, out);
   return out;
 }
 

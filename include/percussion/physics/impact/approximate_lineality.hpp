@@ -2,7 +2,9 @@
 // Approximate lineality (notes 003 Alg. I, with the δ ≤ eps reading of Appendix A item 6): after the exact implicit
 // equalities are projected out (Alg. F), a reduced cone whose δ is still at most eps is as good as jammed for the
 // inexact operators (Alg. G/H: about π/δ reflections, unbounded in floating point). While δ ≤ eps, the constraints
-// in the support of δ's minimising λ join the removed set and the projection is redone.
+// in the support of δ's minimising λ join the removed set and the projection is redone. Weights below sqrt(eps) of
+// the largest are left out of the support when the rest still combines to within eps of zero: they belong to
+// constraints that only correct the residual, not to jammed ones (a heuristic, as the notes say).
 #include <vector>
 
 #include "percussion/physics/impact/impact_system.hpp"
@@ -13,8 +15,6 @@ namespace percussion::impact {
 
 struct ApproximateLinealityOptions {
   double eps = 1e-10;  // the operators' feasibility tolerance
-  // A weight of δ's minimiser above support × the largest weight puts its constraint in the support.
-  double support = 1e-8;
   LinealityDistanceOptions distance;
 };
 
@@ -27,8 +27,8 @@ struct ApproximateLinealityReport {
 };
 
 // I ∪ (approximate implicit equalities), ready for AntiLocking. On the added constraints `combination` holds δ's
-// minimising weights (scaled to ≥ 1), a combination with ‖Nλ‖ ≤ eps Σλ rather than exactly zero, so the impulses
-// AntiLocking reports on them explain the velocity change to within eps‖λ‖ only. The cheap exit: the program's dual
+// minimising weights, a combination within eps of zero rather than zero, so the impulses AntiLocking reports on a
+// cluster holding them explain the velocity change only to about eps times the impulses. The cheap exit: the program's dual
 // certificate, projected, bounds the reduced δ from below; above eps no δ is computed at all.
 ImplicitEqualities find_approximate_implicit_equalities(const ImpactSystem& system,
                                                         const ApproximateLinealityOptions& options,

@@ -20,20 +20,22 @@ struct LinealityOptions {
 
 struct ImplicitEqualities {
   std::vector<int> constraints;     // I, ascending
-  // λ per constraint: λ ≥ 0, λ_i ≥ 1 on I, 0 off I, Nλ = 0 for GLPK's reading of the data (so 1e-9 for the given
-  // one; LinealityCluster::combination is the refined one).
+  // λ per constraint: λ ≥ 0, λ_i ≥ 1 on I, 0 off I, Nλ = 0 to the tolerance (LinealityCluster::combination is
+  // the one refined to round-off).
   std::vector<double> combination;
   // A velocity w with n_iᵀw ≥ 0 for every constraint and n_iᵀw ≥ 1 off I (the program's dual), or the witness.
   std::vector<double> certificate;
   bool solved_lp = false;  // false: the witness settled it
+  bool exact = false;      // the rational simplex was needed
 };
 
-// Algorithm E lines 1–2: max Σt s.t. Nλ = 0, λ ≥ t, 0 ≤ t ≤ 1 over the sparse N (≤ 12 nonzeros per column),
-// solved by GLPK's floating-point simplex and then its rational simplex from that basis (every optimum has t = the
-// indicator of I, so I = {i : t_i > ½}). The rational simplex reads each non-integral double as a nearby fraction
-// (continued fractions, relative error below 1e-9; integers exactly): I is exact for gradients within 1e-9
-// (relative, entry by entry) of the given ones; that is the tolerance. Unlike the floating-point simplex's
-// tolerances it does not grow with the size of the problem. Near-degeneracy beyond it is Algorithm I's business.
+// Algorithm E lines 1–2: max Σt s.t. Nλ = 0, λ ≥ t, 0 ≤ t ≤ 1 over the sparse N (≤ 12 nonzeros per column; with
+// λ = t + u, u ≥ 0, only the rows Nλ = 0 remain), by GLPK's simplex. Every optimum has t = the indicator of I, so
+// I = {i : t_i > ½}. The answer is certified by its own numbers, to a tolerance of 1e-9: the combination on I has
+// ‖Nλ‖_{M⁻¹} ≤ 1e-9 Σλ, and the dual velocity w has n_iᵀw ≥ ½ off I and |n_iᵀw| ≤ 1e-9 ‖w‖_M on I. If the check
+// fails, GLPK's rational simplex finishes from the floating-point basis (exact for its reading of the data, which
+// is the given doubles to 1e-9 relative per entry); `exact` says so. Near-degeneracy beyond the tolerance is
+// Algorithm I's business.
 ImplicitEqualities find_implicit_equalities(const ImpactSystem& system, const LinealityOptions& options = {});
 
 // Algorithm E line 3: E, an M⁻¹-orthonormal basis of span{n_i : i ∈ I}, cluster by cluster. A cluster is a set of
