@@ -47,6 +47,47 @@ PetscErrorCode objective_and_gradient(Tao, Vec x, PetscReal* f, Vec g, void* ctx
   return 0;
 }
 
+// Upper and lower bound of δ at μ: λ = μ/Σμ (clamped to the bounds), x = Nλ, delta = ‖x‖_{M⁻¹}, lower =
+// min_i n_iᵀM⁻¹x / ‖x‖ (0 if negative or x = 0).
+void bounds(const ImpactSystem& s, const double* mu, std::vector<double>& lambda, std::vector<double>& w,
+            double& delta, double& lower) {
+  const int m = s.constraints();
+  double sum = 0.0;
+  lambda.assign(mu, mu + m);
+  for (double& x : lambda) sum += (x = std::max(x, 0.0));
+  if (!(sum > 0.0)) throw std::runtime_error("impact: lineality distance: the solver returned λ = 0");
+  for (double& x : lambda) x /= sum;
+  std::fill(w.begin(), w.end(), 0.0);
+  for (int i = 0; i < m; ++i) s.apply(i, lambda[i], w.data());
+  delta = std::sqrt(s.energy_norm_squared(w.data()));  // ‖M⁻¹Nλ‖_M = ‖Nλ‖_{M⁻¹}
+  lower = 0.0;
+  if (delta > 0.0) {
+    double lowest = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < m; ++i) lowest = std::min(lowest, s.slope(i, w.data()));
+    lower = std::max(0.0, lowest / delta);
+  }
+}
+
+struct GapTest {
+  const ImpactSystem* system;
+  double gap;
+  std::vector<double> lambda, w;
+};
+
+// Stops when the certified interval is narrow enough; otherwise TAO's own tests (gradient tolerance, iterations).
+PetscErrorCode gap_test(Tao tao, void* ctx) {
+  auto* t = static_cast<GapTest*>(ctx);
+  Vec x;
+  PetscCall(TaoGetSolution(tao, &x));
+  const PetscScalar* mu = nullptr;
+  PetscCall(VecGetArrayRead(x, &mu));
+  double delta = 0.0, lower = 0.0;
+  bounds(*t->system, mu, t->lambda, t->w, delta, lower);
+  PetscCall(VecRestoreArrayRead(x, &mu));
+  if (delta - lower <= t->gap * delta) return TaoSetConvergedReason(tao, TAO_CONVERGED_USER);
+  return TaoDefaultConvergenceTest(tao, nullptr);
+}
+
 struct Objects {
   Tao tao = nullptr;
   Vec x = nullptr, lo = nullptr, hi = nullptr;
@@ -78,13 +119,15 @@ LinealityDistance lineality_distance(const ImpactSystem& s, const LinealityDista
   petsc_check(VecSet(o.lo, 0.0), "VecSet");
   petsc_check(VecSet(o.hi, PETSC_INFINITY), "VecSet");
   petsc_check(TaoCreate(PETSC_COMM_SELF, &o.tao), "TaoCreate");
-  petsc_check(TaoSetType(o.tao, TAOBQNLS), "TaoSetType");
+  petsc_check(TaoSetType(o.tao, TAOBLMVM), "TaoSetType");
   petsc_check(TaoSetOptionsPrefix(o.tao, options.prefix.c_str()), "TaoSetOptionsPrefix");
   petsc_check(TaoSetSolution(o.tao, o.x), "TaoSetSolution");
   petsc_check(TaoSetObjectiveAndGradient(o.tao, nullptr, objective_and_gradient, &ctx), "TaoSetObjectiveAndGradient");
   petsc_check(TaoSetVariableBounds(o.tao, o.lo, o.hi), "TaoSetVariableBounds");
   petsc_check(TaoSetTolerances(o.tao, options.gradient_tolerance, 0.0, 0.0), "TaoSetTolerances");
   petsc_check(TaoSetMaximumIterations(o.tao, static_cast<PetscInt>(options.max_iterations)), "TaoSetMaximumIterations");
+  GapTest gap{&s, options.relative_gap, {}, std::vector<double>(s.dofs(), 0.0)};
+  petsc_check(TaoSetConvergenceTest(o.tao, gap_test, &gap), "TaoSetConvergenceTest");
   petsc_check(TaoSetFromOptions(o.tao), "TaoSetFromOptions");
   petsc_check(TaoSolve(o.tao), "TaoSolve");
   TaoConvergedReason why;
@@ -95,24 +138,10 @@ LinealityDistance lineality_distance(const ImpactSystem& s, const LinealityDista
   out.reason = TaoConvergedReasons[why];
   out.iterations = its;
 
-  // λ = μ / Σμ on the simplex (clamped: the bounds hold to TAO's projection), then both bounds from it.
   const PetscScalar* mu = nullptr;
   petsc_check(VecGetArrayRead(o.x, &mu), "VecGetArrayRead");
-  out.weights.assign(mu, mu + m);
+  bounds(s, mu, out.weights, gap.w, out.delta, out.lower_bound);
   petsc_check(VecRestoreArrayRead(o.x, &mu), "VecRestoreArrayRead");
-  double sum = 0.0;
-  for (double& x : out.weights) sum += (x = std::max(x, 0.0));
-  if (!(sum > 0.0)) throw std::runtime_error("impact: lineality distance: the solver returned λ = 0");
-  for (double& x : out.weights) x /= sum;
-  std::vector<double> w(s.dofs(), 0.0);
-  for (int i = 0; i < m; ++i) s.apply(i, out.weights[i], w.data());
-  const double norm = std::sqrt(s.energy_norm_squared(w.data()));  // ‖M⁻¹Nλ‖_M = ‖Nλ‖_{M⁻¹}
-  out.delta = norm;
-  if (norm > 0.0) {
-    double lowest = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < m; ++i) lowest = std::min(lowest, s.slope(i, w.data()));
-    out.lower_bound = std::max(0.0, lowest / norm);
-  }
   return out;
 }
 

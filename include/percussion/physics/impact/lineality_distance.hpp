@@ -13,9 +13,12 @@
 namespace percussion::impact {
 
 struct LinealityDistanceOptions {
-  double gradient_tolerance = 1e-15;   // TAO's absolute gradient tolerance (the objective is ≈ δ²)
+  // Converged when delta − lower_bound ≤ relative_gap × delta (checked every iteration, O(nonzeros of N)), or at
+  // TAO's absolute gradient tolerance (the objective is ≈ δ²; a jammed cone has no positive lower bound).
+  double relative_gap = 1e-8;
+  double gradient_tolerance = 1e-15;
   std::int64_t max_iterations = 10000;  // TAO iterations
-  std::string prefix = "impact_delta_";  // PETSc options prefix, e.g. -impact_delta_tao_type blmvm
+  std::string prefix = "impact_delta_";  // PETSc options prefix, e.g. -impact_delta_tao_type bqnls
 };
 
 struct LinealityDistance {
@@ -27,7 +30,7 @@ struct LinealityDistance {
   std::int64_t iterations = 0;
 };
 
-// Solved as the bound-constrained least-squares problem min_{μ ≥ 0} ‖Nμ‖²_{M⁻¹} + (Σμ − 1)² (PETSc TAO, BQNLS by
+// Solved as the bound-constrained least-squares problem min_{μ ≥ 0} ‖Nμ‖²_{M⁻¹} + (Σμ − 1)² (PETSc TAO, BLMVM by
 // default): its minimum is f = δ²/(1 + δ²) at μ = λ/(1 + δ²), which puts the simplex in the objective without an
 // equality constraint; matrix-free, O(nonzeros of N) per evaluation. Both bounds are evaluated from λ afterwards,
 // so the result certifies itself: delta − lower_bound is the solver's error.
