@@ -356,3 +356,58 @@ TEST(ImpactLineality, ApproximateLinealityRemovesANearlyJammedPlug) {
   EXPECT_TRUE(find_approximate_implicit_equalities(tilted_geyser(0.01), approximate, {}, &tilted).constraints.empty());
   EXPECT_GT(tilted.delta_lower, 1e-3);
 }
+
+TEST(ImpactLineality, RigidBodyWithAFullInertiaBlock) {
+  // Algorithm F with a 6×6 mass block (mass 2, a full inertia tensor): a 3D body pinned between walls x = ±1 at
+  // contact points on one line along x (r = (∓1, 0.3, 0.2)), resting on a floor at r = (0.2, −0.4, −0.5). The two
+  // wall gradients (ν, r×ν) are opposite: I = both walls, dim E = 1; the floor is restricted and renormalised.
+  ImpactSystem s;
+  const double block[36] = {2, 0, 0, 0,    0,    0,    0, 2, 0, 0,    0,    0,    0, 0, 2, 0,   0,    0,
+                            0, 0, 0, 1.0,  0.1,  0.05, 0, 0, 0, 0.1,  0.8,  0.02, 0, 0, 0, 0.05, 0.02, 0.6};
+  s.add_body(6, block);
+  const auto gradient = [](const double nu[3], const double r[3]) {
+    return std::vector<double>{nu[0], nu[1], nu[2], r[1] * nu[2] - r[2] * nu[1], r[2] * nu[0] - r[0] * nu[2],
+                               r[0] * nu[1] - r[1] * nu[0]};
+  };
+  const double left[3] = {1, 0, 0}, right[3] = {-1, 0, 0}, up[3] = {0, 0, 1};
+  const double r_left[3] = {-1, 0.3, 0.2}, r_right[3] = {1, 0.3, 0.2}, r_floor[3] = {0.2, -0.4, -0.5};
+  s.add_constraint(0, gradient(left, r_left));
+  s.add_constraint(0, gradient(right, r_right));
+  s.add_constraint(0, gradient(up, r_floor));
+  s.finish();
+  const ImplicitEqualities f = find_implicit_equalities(s);
+  EXPECT_EQ(f.constraints, (std::vector<int>{0, 1}));
+  const AntiLocking lock(s, f);
+  EXPECT_EQ(lock.dimension(), 1);
+  ASSERT_EQ(lock.system().constraints(), 1);
+
+  // The covector formulas: the restricted floor gradient n' has n'ᵀM⁻¹n_wall = 0 and, on {n_wallᵀv = 0}, the
+  // same slope as the original up to its renormalisation.
+  const std::vector<double> wall = s.gradient(0), floor = s.gradient(2);
+  const std::vector<double> restricted = lock.system().gradient(0), direction = lock.system().impulse_direction(0);
+  double coupled = 0;
+  for (int i = 0; i < 6; ++i) coupled += direction[i] * wall[i];
+  EXPECT_NEAR(coupled, 0.0, 1e-15);
+  std::vector<double> v{0.3, -0.2, -1.0, 0.5, -0.4, 0.7}, tangent;
+  const auto v0 = v;
+  const double removed = lock.project(v, tangent);
+  double along = 0, wall_slope = 0;
+  for (int i = 0; i < 6; ++i) along += tangent[i] * wall[i], wall_slope += v0[i] * wall[i];
+  EXPECT_NEAR(along, 0.0, 1e-15);
+  // n_wall is M⁻¹-normalised, so the projection removes ½ (n_wallᵀv)².
+  EXPECT_NEAR(removed, 0.5 * wall_slope * wall_slope, 1e-15);
+  EXPECT_NEAR(0.5 * s.energy_norm_squared(v0.data()) - 0.5 * s.energy_norm_squared(tangent.data()), removed, 1e-14);
+  double original_slope = 0, restricted_slope = 0;
+  for (int i = 0; i < 6; ++i) original_slope += floor[i] * tangent[i], restricted_slope += restricted[i] * tangent[i];
+  EXPECT_NEAR(restricted_slope * std::sqrt(lock.system().raw_metric(0)), original_slope, 1e-14);
+
+  AntiLockingReport report;
+  const Resolution r = resolve_anti_locked(s, v, gs(lex()), {}, &report);
+  EXPECT_TRUE(r.terminated);
+  EXPECT_EQ(r.reflections, 1);  // the floor, violated after the projection too
+  EXPECT_NEAR(report.energy_removed, removed, 1e-15);
+  EXPECT_NEAR(s.energy_norm_squared(v.data()), s.energy_norm_squared(tangent.data()), 1e-14);
+  for (int c = 0; c < 3; ++c) EXPECT_GE(s.slope(c, v.data()), -1e-14) << c;
+  EXPECT_NEAR(s.slope(0, v.data()), 0.0, 1e-14);
+  expect_impulses_explain(s, v0, v, r.impulses);
+}
