@@ -121,6 +121,15 @@ TEST(ImpactLineality, DetectorCases) {
   f = find_implicit_equalities(rack, with_centres);
   EXPECT_FALSE(f.solved_lp);
   EXPECT_TRUE(f.constraints.empty());
+  // The rational simplex agrees on every case above.
+  LinealityOptions exact;
+  exact.exact = true;
+  for (const ImpactSystem* sys : {&e11, &wedge, &two, &rack}) {
+    const ImplicitEqualities q = find_implicit_equalities(*sys, exact);
+    EXPECT_TRUE(q.exact);
+    EXPECT_EQ(q.constraints, find_implicit_equalities(*sys).constraints);
+  }
+  EXPECT_FALSE(find_implicit_equalities(two).exact);
   // A witness that fails (a wall the centres do not clear) falls back to the program, which finds the jam.
   with_centres.witness = std::vector<double>{0, 0};
   f = find_implicit_equalities(wedge, with_centres);

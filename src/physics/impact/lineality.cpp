@@ -160,7 +160,7 @@ ImplicitEqualities find_implicit_equalities(const ImpactSystem& s, const Lineali
   parm.presolve = GLP_OFF;
   glp_adv_basis(p, 0);
   if (glp_simplex(p, &parm) != 0) glp_std_basis(p);
-  if (glp_get_status(p) == GLP_OPT && read_solution(s, p, dof_of_row, out)) return out;
+  if (!options.exact && glp_get_status(p) == GLP_OPT && read_solution(s, p, dof_of_row, out)) return out;
   if (glp_exact(p, &parm) != 0 || glp_get_status(p) != GLP_OPT) {
     throw std::runtime_error("impact: the lineality linear program did not solve (GLPK status " +
                              std::to_string(glp_get_status(p)) + ")");

@@ -16,6 +16,9 @@ struct LinealityOptions {
   // the centre line, so n_iᵀq ∝ |x_a − x_b| > 0; with walls, q − z for a point z behind every contacted wall.
   // Checked here with a margin of 1e-12 ‖w‖_M, so a wrong guess only costs the linear program.
   std::span<const double> witness;
+  // Always finish with GLPK's rational simplex, even when the floating-point answer passes its check (slow on large
+  // problems: rational LU factors).
+  bool exact = false;
 };
 
 struct ImplicitEqualities {
