@@ -16,8 +16,17 @@ using MatX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 }  // namespace
 
 int ImpactSystem::add_body(int dofs, std::span<const double> mass_block) {
-  if (dofs < 1 || dofs > 6 || mass_block.size() != static_cast<std::size_t>(dofs * dofs)) {
-    throw std::invalid_argument("impact: a body has 1 to 6 degrees of freedom and a dofs x dofs mass block");
+  if (dofs > 6) throw std::invalid_argument("impact: a body has 1 to 6 degrees of freedom");
+  return store_body(dofs, mass_block);
+}
+
+int ImpactSystem::add_merged_body(int dofs, std::span<const double> mass_block) {
+  return store_body(dofs, mass_block);
+}
+
+int ImpactSystem::store_body(int dofs, std::span<const double> mass_block) {
+  if (dofs < 1 || mass_block.size() != static_cast<std::size_t>(dofs) * static_cast<std::size_t>(dofs)) {
+    throw std::invalid_argument("impact: a body has at least 1 degree of freedom and a dofs x dofs mass block");
   }
   const Eigen::Map<const MatX> m(mass_block.data(), dofs, dofs);
   Eigen::LLT<MatX> llt(m);

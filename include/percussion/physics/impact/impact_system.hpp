@@ -17,6 +17,9 @@ class ImpactSystem {
   int add_body(int dofs, std::span<const double> mass_block);
   // A ball or point mass: M block = mass × identity.
   int add_point_mass(int dofs, double mass);
+  // A group of bodies moving as one block of any size (the anti-locking projection couples the bodies of a jammed
+  // cluster, notes 003 Alg. F): like add_body without the limit of 6 degrees of freedom.
+  int add_merged_body(int dofs, std::span<const double> mass_block);
 
   // Appends a constraint with raw gradient blocks g_a on body a and g_b on body b (b = -1: one-sided, a wall or a
   // fixed body). The gradient is normalised here (n = g / sqrt(gᵀM⁻¹g)); the factor is kept so impulses can be
@@ -55,6 +58,21 @@ class ImpactSystem {
   // The normalised gradient n_c and its impulse direction M⁻¹n_c, as dense vectors over all degrees of freedom.
   std::vector<double> gradient(int c) const;
   std::vector<double> impulse_direction(int c) const;
+  // The blocks of n_c and of M⁻¹n_c on end 0 (body a) or end 1 (body b; empty when one-sided).
+  std::span<const double> gradient_block(int c, int end) const {
+    const Ends& e = ends_[c];
+    return end == 0 ? std::span<const double>(coef_.data() + e.n_a, e.len_a)
+                    : std::span<const double>(coef_.data() + e.n_b, e.len_b);
+  }
+  std::span<const double> impulse_block(int c, int end) const {
+    const Ends& e = ends_[c];
+    return end == 0 ? std::span<const double>(coef_.data() + e.w_a, e.len_a)
+                    : std::span<const double>(coef_.data() + e.w_b, e.len_b);
+  }
+  // Body k's inverse mass block (row-major, body_dofs(k)²).
+  std::span<const double> inverse_mass_block(int k) const {
+    return {inverse_mass_.data() + block_offset_[k], static_cast<std::size_t>(body_dofs_[k] * body_dofs_[k])};
+  }
   // n_iᵀM⁻¹n_j (1 on the diagonal; 0 when i and j share no body).
   double coupling(int i, int j) const;
 
@@ -74,6 +92,7 @@ class ImpactSystem {
   void finish();
 
  private:
+  int store_body(int dofs, std::span<const double> mass_block);
   struct Ends {
     int off_a = 0, len_a = 0, off_b = 0, len_b = 0;  // dof ranges of the two ends (len 0: no body)
     int n_a = 0, n_b = 0, w_a = 0, w_b = 0;           // offsets of n and M⁻¹n blocks in coef_
