@@ -198,6 +198,7 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
     for (const ContactRecord& r : got_contacts)
       gathered->contacts.push_back({r.a, r.b, Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]), r.gap});
     gathered->impulses = result.impulses;
+    gathered->implicit_equality = result.implicit_equality;
   }
 
   // New velocities back to their owners.

@@ -20,6 +20,7 @@ struct BodyRow {
 struct ContactRow {
   std::int64_t a, b;
   double impulse;
+  std::int64_t implicit;
 };
 
 }  // namespace
@@ -34,7 +35,8 @@ void RigidMethod::write_results(const std::string& out_dir) {
   for (std::size_t k = 0; k < items_.owned(); ++k)
     bodies_out[0].push_back({items_.gids()[k], {velocity_[k][0], velocity_[k][1], velocity_[k][2]}});
   for (std::size_t i = 0; i < gathered_.contacts.size(); ++i)
-    contacts_out[0].push_back({gathered_.contacts[i].a, gathered_.contacts[i].b, gathered_.impulses[i]});
+    contacts_out[0].push_back({gathered_.contacts[i].a, gathered_.contacts[i].b, gathered_.impulses[i],
+                               gathered_.implicit_equality[i] ? 1 : 0});
   std::vector<int> counts;
   std::vector<BodyRow> rows = parallel::all_to_all(comm_, bodies_out, counts);
   std::vector<ContactRow> contact_rows = parallel::all_to_all(comm_, contacts_out, counts);
@@ -66,15 +68,16 @@ void RigidMethod::write_results(const std::string& out_dir) {
   out["energy_after"] = energy_after;
   out["momentum_before"] = vec(momentum_before_.data());
   out["momentum_after"] = vec(momentum_after.data());
-  nlohmann::json impulses = nlohmann::json::array();
+  nlohmann::json impulses = nlohmann::json::array(), implicit = nlohmann::json::array();
   for (const ContactRow& c : contact_rows) {
+    if (c.implicit) implicit.push_back(impulses.size());
     nlohmann::json e = {{"a", c.a}, {"impulse", c.impulse}};
     if (c.b < bodies_) e["b"] = c.b;
     else e["wall"] = c.b - bodies_;
     impulses.push_back(e);
   }
   out["impulses"] = impulses;
-  out["lineality"] = {{"constraints", last_.lineality_contacts},
+  out["lineality"] = {{"constraints", implicit},
                       {"dimension", last_.lineality_dimension},
                       {"energy_removed", last_.projection_energy_loss}};
   const std::filesystem::path path = std::filesystem::path(out_dir) / "resolution.json";

@@ -7,11 +7,13 @@
 
 #include <Eigen/Geometry>  // cross()
 
+#include "percussion/physics/impact/anti_locking.hpp"
 #include "percussion/physics/impact/contact_qp.hpp"
 #include "percussion/physics/impact/friction.hpp"
 #include "percussion/physics/impact/gauss_seidel.hpp"
 #include "percussion/physics/impact/generalized_reflections.hpp"
 #include "percussion/physics/impact/impact_system.hpp"
+#include "percussion/physics/impact/lineality_distance.hpp"
 #include "percussion/physics/impact/restitution.hpp"
 
 namespace percussion::rigid {
@@ -65,6 +67,16 @@ class ComponentProblem {
   // Global index of the component's c-th constraint in the contact list.
   std::int64_t contact(int c) const { return comps_.contact_list[comps_.contact_start[comp_] + c]; }
   bool one_sided() const { return one_sided_; }
+  // Ball centres as a velocity: without walls or fixed bodies every contact separates along it, which proves that
+  // there is no implicit equality (the lineality program is skipped).
+  std::vector<double> centres() const {
+    std::vector<double> w(system.dofs());
+    for (std::int64_t i = first_body(); i < end_body(); ++i) {
+      const std::int64_t k = comps_.body_list[i];
+      for (int d = 0; d < dim_; ++d) w[system.body_offset(local_[k]) + d] = balls_.position[k][d];
+    }
+    return w;
+  }
 
   void write_back(BallState& balls) const {
     for (std::int64_t i = first_body(); i < end_body(); ++i) {
@@ -129,6 +141,7 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
   InstantResult out;
   out.impulses.assign(contacts.size(), 0.0);
   out.tangential.assign(contacts.size(), 0.0);
+  out.implicit_equality.assign(contacts.size(), 0);
   out.components = components.count();
   out.contacts = static_cast<std::int64_t>(contacts.size());
   std::vector<int> local(balls.size(), -1);
@@ -136,18 +149,48 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
     ComponentProblem p(balls, dimension, contacts, components, comp, local);
     out.largest_component = std::max(out.largest_component, p.end_body() - p.first_body());
     impact::Resolution elastic_report;
-    const impact::ElasticResolver elastic = [&](const impact::ImpactSystem& s, std::vector<double>& v) {
+    const auto plain_with = [&](const impact::ImpactSystem& s, std::vector<double>& v,
+                                const impact::ResolveOptions& ro) {
       if (settings.op == Operator::generalized_reflections) {
-        elastic_report = impact::generalized_reflections(s, v, settings.resolve);
+        elastic_report = impact::generalized_reflections(s, v, ro);
       } else {
         impact::GaussSeidelOptions o;
-        o.resolve = settings.resolve;
+        o.resolve = ro;
         o.order = settings.order;
         o.seed = mix(settings.seed ^ mix(static_cast<std::uint64_t>(p.smallest_body())));
         if (settings.restitution_model == "pairwise") o.restitution = settings.restitution;
         elastic_report = impact::gauss_seidel(s, v, o);
       }
       return elastic_report;
+    };
+    const impact::ElasticResolver plain = [&](const impact::ImpactSystem& s, std::vector<double>& v) {
+      return plain_with(s, v, settings.resolve);
+    };
+    // Implicit equality constraints are removed (notes Alg. F): before the operator runs, or once it has spent a
+    // budget without finishing, from the velocity it started with. A witness velocity skips the program for
+    // components that cannot have any.
+    impact::AntiLockingReport anti;
+    const std::vector<double> witness = p.one_sided() ? std::vector<double>{} : p.centres();
+    const impact::ElasticResolver anti_locked = [&](const impact::ImpactSystem& s, std::vector<double>& v) {
+      impact::LinealityOptions lo;
+      lo.witness = witness;
+      return impact::resolve_anti_locked(s, v, plain, lo, &anti);
+    };
+    const impact::ElasticResolver elastic = [&](const impact::ImpactSystem& s, std::vector<double>& v) {
+      if (!settings.anti_locking) return plain(s, v);
+      if (settings.lineality_first) return anti_locked(s, v);
+      impact::ResolveOptions budget = settings.resolve;
+      const std::int64_t m = s.constraints();
+      budget.max_reflections = std::min(budget.max_reflections, 1000 * m + 10000);
+      budget.max_iterations = std::min(budget.max_iterations, 10 * m + 1000);
+      const std::vector<double> arriving = v;
+      impact::Resolution r = plain_with(s, v, budget);
+      if (r.terminated) return r;
+      v = arriving;
+      impact::Resolution again = anti_locked(s, v);
+      again.iterations += r.iterations;
+      again.reflections += r.reflections;
+      return again;
     };
 
     impact::Resolution r;
@@ -169,11 +212,17 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
     out.iterations += r.iterations;
     out.reflections += r.reflections;
     out.renormalisations += r.renormalisations;
+    for (int c : anti.implicit) out.implicit_equality[p.contact(c)] = 1;
+    out.lineality_dimension += anti.dimension;
+    out.projection_energy_loss += anti.energy_removed;
     if (!r.terminated && out.terminated) {
+      // The loop met its diagnostic cap: say which component, and how close its contacts are to jamming (δ).
+      const impact::LinealityDistance delta = impact::lineality_distance(p.system);
       out.terminated = false;
       out.reason = "component of body " + std::to_string(p.smallest_body()) + " (" +
                    std::to_string(p.end_body() - p.first_body()) + " bodies, " +
-                   std::to_string(p.system.constraints()) + " contacts): " + r.reason;
+                   std::to_string(p.system.constraints()) + " contacts, delta in [" +
+                   std::to_string(delta.lower_bound) + ", " + std::to_string(delta.delta) + "]): " + r.reason;
     }
     if (settings.friction > 0.0 && r.terminated) {
       const std::vector<impact::FrictionContact> f = p.friction(settings.friction);

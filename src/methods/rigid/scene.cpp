@@ -207,6 +207,7 @@ RigidScene parse_scene(const Scene& common) {
     s.impact.resolve.max_iterations =
         c->integer_or("max_iterations", s.impact.resolve.max_iterations, Range::at_least(1));
   }
+  s.impact.lineality_first = s.mode == "resolve";
   check_placement(s, root);
   return s;
 }

@@ -25,6 +25,7 @@ struct GatheredContacts {
   // On each root: the contacts it resolved, as global ids (a wall as bodies + its index), and their impulses.
   std::vector<Contact> contacts;
   std::vector<double> impulses;
+  std::vector<char> implicit_equality;
 };
 
 // Collective. `local` is this rank's owned bodies (the first `owned`, ascending id) and ghosts, with `id` set;

@@ -17,7 +17,7 @@ struct InstantResult {
   std::int64_t iterations = 0, reflections = 0, renormalisations = 0;
   std::vector<double> impulses;     // per contact, physical units (kg m/s along the contact normal)
   std::vector<double> tangential;   // per contact, friction impulse along its first tangent (kg m/s)
-  std::vector<std::int64_t> lineality_contacts;  // contacts found to be implicit equalities
+  std::vector<char> implicit_equality;  // per contact: removed as an implicit equality (notes Alg. F)
   std::int64_t lineality_dimension = 0;
   double projection_energy_loss = 0;  // kinetic energy removed by the anti-locking projection
 };

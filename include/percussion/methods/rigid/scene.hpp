@@ -37,7 +37,10 @@ struct ImpactSettings {
   double contact_tolerance = 1e-9;
   double restitution = 1.0;              // 1: elastic
   std::string restitution_model = "energetic";  // "energetic" (notes Alg. J2) or "pairwise" (J1)
-  bool anti_locking = true;              // remove implicit equality constraints first (notes Alg. F)
+  bool anti_locking = true;              // remove implicit equality constraints (notes Alg. F)
+  // Look for them before the operator runs (one resolution), or only when the operator has spent a budget of
+  // reflections without finishing (time stepping: the program is costly, and rarely needed, on large components).
+  bool lineality_first = true;
   double friction = 0.0;                 // Coulomb μ of the one-way friction post-pass (notes Alg. J3)
 };
 
