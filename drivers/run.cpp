@@ -31,23 +31,13 @@ namespace fs = std::filesystem;
 namespace percussion::cli {
 namespace {
 
-// Rank 0 reads the file; every rank parses the same text, so every rank reaches the same verdict.
+// Rank 0 reads the file (or every rank throws its reason); every rank parses the same text, so every rank reaches
+// the same verdict.
 Scene read_scene(const std::string& path, MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   std::string text;
-  long size = -1;
-  if (rank == 0) {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      std::ostringstream s;
-      s << in.rdbuf();
-      text = s.str();
-      size = static_cast<long>(text.size());
-    }
-  }
+  io::on_rank0(comm, [&] { text = read_scene_text(path); });
+  long size = static_cast<long>(text.size());
   MPI_Bcast(&size, 1, MPI_LONG, 0, comm);
-  if (size < 0) throw InputError(path + ": cannot read file");
   text.resize(static_cast<std::size_t>(size));
   MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
   return parse_scene_text(text, path);
@@ -234,7 +224,6 @@ int run(const RunArgs& args, int argc, char** argv) {
   std::string last_checkpoint_path = restart_file;
   // Observables are checked before every frame and checkpoint, so neither records a diverged state.
   ObservableSet checked = method->observables();
-  check_observables(*method, checked, checked);
   auto check_state = [&]() {
     ObservableSet now = method->observables();
     check_observables(*method, checked, now);
@@ -291,6 +280,7 @@ int run(const RunArgs& args, int argc, char** argv) {
   const double loop_start = MPI_Wtime();
   record.loop_start = loop_start;
   try {
+    check_observables(*method, checked, checked);  // a start already not finite is reported like any later step
     if (restart_file.empty()) write_frame();
     while (!finished()) {
       method->advance(std::min({frames.next(), checkpoint_times.next(), scene.time.end}));

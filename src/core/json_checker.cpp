@@ -48,23 +48,31 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
   auto enter_element = [&] {
     if (!stack.empty() && stack.back().is_array) ++stack.back().index;
   };
+  auto pointer = [&] {
+    std::string out;
+    for (const Frame& f : stack) out += "/" + (f.is_array ? std::to_string(f.index) : JsonChecker::escape_key(f.key));
+    return out;
+  };
+  // Printing or checking a value recurses into it: a document nested thousands deep would overflow the stack.
+  constexpr std::size_t kMaxDepth = 64;
+  auto enter_container = [&](bool is_array) {
+    enter_element();
+    if (stack.size() >= kMaxDepth)
+      throw InputError(file + ": " + pointer() + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    stack.push_back({is_array, -1, {}, {}});
+  };
   auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     switch (event) {
-      case E::object_start: enter_element(); stack.push_back({false, -1, {}, {}}); break;
-      case E::array_start: enter_element(); stack.push_back({true, -1, {}, {}}); break;
+      case E::object_start: enter_container(false); break;
+      case E::array_start: enter_container(true); break;
       case E::object_end:
       case E::array_end: stack.pop_back(); break;
       case E::value: enter_element(); break;
       case E::key: {
         Frame& top = stack.back();
         top.key = parsed.get<std::string>();
-        if (!top.keys.insert(top.key).second && !duplicate) {
-          std::string pointer;
-          for (const Frame& f : stack)
-            pointer += "/" + (f.is_array ? std::to_string(f.index) : JsonChecker::escape_key(f.key));
-          duplicate = pointer;
-        }
+        if (!top.keys.insert(top.key).second && !duplicate) duplicate = pointer();
         break;
       }
     }

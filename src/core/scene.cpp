@@ -1,10 +1,13 @@
 // Scene files: the sections every method shares. The format is documented key by key in docs/scenes.md.
 #include "percussion/core/scene.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "percussion/core/error.hpp"
 #include "percussion/core/json_checker.hpp"
@@ -61,15 +64,43 @@ void Scene::require_time_stepping() const {
   r.object("output", {"frame_interval"});
 }
 
-Scene parse_scene_file(const std::string& path) {
+namespace {
+
+// Far above any scene (bodies are generated, not listed): a device such as /dev/zero is refused, not read forever.
+constexpr std::size_t kMaxSceneBytes = std::size_t{64} << 20;
+
+}  // namespace
+
+// A FIFO is opened without waiting for a writer, so one that nobody writes to reads as empty instead of hanging.
+std::string read_scene_text(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": cannot read file (it does not exist)");
   if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": cannot read file (it is a directory)");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) throw InputError(path + ": cannot read file");
-  return parse_scene_text(text.str(), path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT) throw InputError(path + ": cannot read file (it does not exist)");
+    throw InputError(path + ": cannot read file (" + std::strerror(error) + ")");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text;
+  char buffer[1 << 16];
+  int error = 0;
+  while (text.size() <= kMaxSceneBytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (error != 0) throw InputError(path + ": cannot read file (" + std::strerror(error) + ")");
+  if (text.size() > kMaxSceneBytes)
+    throw InputError(path + ": cannot read file (larger than " + std::to_string(kMaxSceneBytes >> 20) +
+                     " MiB: not a scene)");
+  if (text.empty()) throw InputError(path + ": cannot read file (it is empty)");
+  return text;
 }
+
+Scene parse_scene_file(const std::string& path) { return parse_scene_text(read_scene_text(path), path); }
 
 }  // namespace percussion

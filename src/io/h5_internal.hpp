@@ -15,11 +15,17 @@
 
 namespace percussion::io::detail {
 
+class FileComm;
+
 // HDF5 prints its error stack to stderr by default; we turn failures into exceptions instead.
 void silence_hdf5();
 // The deepest message on HDF5's error stack (the actual cause), then clears the stack.
 std::string hdf5_reason();
 [[noreturn]] void fail_read(const std::string& what);
+// After a collective read: if it failed on any rank (a block failing its checksum fails only on the ranks that read
+// it), every rank throws the InputError of the first rank that failed, so none goes on alone into the next
+// collective call.
+void settle_read(const FileComm& comm, herr_t status, const std::string& what);
 // An OutputError with HDF5's (or the system's) reason. With `loc` in a file shared by several ranks (MPI-IO) the
 // program ends instead, with exit code 4 on every rank (see abort_if_shared).
 [[noreturn]] void fail_write(const std::string& what, hid_t loc = H5I_INVALID_HID);
@@ -27,12 +33,14 @@ std::string hdf5_reason();
 void abort_if_shared(hid_t loc, const std::string& message);
 void check_write(herr_t status, hid_t loc, const std::string& name, const char* action);
 
-// The communicator of the file holding `loc`, as H5File opened it (every file here is opened through H5File).
+// The communicator of the file holding `loc` and whether its tables get checksums, as H5File opened it (every file
+// here is opened through H5File).
 class FileComm {
  public:
   explicit FileComm(hid_t loc);
   MPI_Comm get() const { return comm_; }
   bool mpio() const { return mpio_; }
+  bool checksums() const { return checksums_; }
   int rank() const {
     int r = 0;
     MPI_Comm_rank(comm_, &r);
@@ -42,6 +50,7 @@ class FileComm {
  private:
   MPI_Comm comm_ = MPI_COMM_SELF;
   bool mpio_ = false;
+  bool checksums_ = false;
 };
 
 // Collective transfers on MPI-IO files; plain POSIX ones on a one-rank run's files.

@@ -18,8 +18,28 @@ struct Run {
   hsize_t count;
 };
 
-// Opens `name` if it already has this shape and type, else (re)creates it as a contiguous table.
-H5Handle table_dataset(hid_t loc, const std::string& name, hid_t file_type, std::int64_t rows,
+// In a file with checksums, tables are stored in chunks that carry HDF5's Fletcher32 checksum. A chunk holds one rank's share of the rows, at least kMinChunkRows and at most
+// kMaxChunkBytes: the collective write of a filtered table filters each chunk on one rank.
+constexpr hsize_t kMinChunkRows = 1024;
+constexpr hsize_t kMaxChunkBytes = hsize_t{1} << 20;
+constexpr hsize_t kAppendChunkRows = 256;
+
+void set_checksummed_chunks(hid_t dcpl, std::vector<hsize_t> chunk) {
+  H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+  H5Pset_fletcher32(dcpl);
+}
+
+std::vector<hsize_t> table_chunk(const FileComm& comm, std::int64_t rows, int components) {
+  int size = 1;
+  MPI_Comm_size(comm.get(), &size);
+  const auto n = static_cast<hsize_t>(rows);
+  const hsize_t share = (n + static_cast<hsize_t>(size) - 1) / static_cast<hsize_t>(size);
+  const hsize_t most = std::max<hsize_t>(1, kMaxChunkBytes / (8 * static_cast<hsize_t>(components)));
+  return table_dims(static_cast<std::int64_t>(std::min({n, std::max(share, kMinChunkRows), most})), components);
+}
+
+// Opens `name` if it already has this shape and type, else (re)creates it (contiguous, or checksummed chunks).
+H5Handle table_dataset(const FileComm& comm, hid_t loc, const std::string& name, hid_t file_type, std::int64_t rows,
                        int components) {
   const std::vector<hsize_t> dims = table_dims(rows, components);
   if (exists(loc, name)) {
@@ -38,6 +58,7 @@ H5Handle table_dataset(hid_t loc, const std::string& name, hid_t file_type, std:
   H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   // Every element is written right away: skip HDF5's fill pass.
   H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER);
+  if (rows > 0 && comm.checksums()) set_checksummed_chunks(dcpl.id(), table_chunk(comm, rows, components));
   H5Handle dset(H5Dcreate2(loc, name.c_str(), file_type, space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
                 H5Dclose);
   if (!dset.valid()) fail_write(describe(loc, name) + ": cannot create dataset", loc);
@@ -96,9 +117,13 @@ H5Handle select_runs(hid_t extent, const std::vector<Run>& runs, int components)
   return space;
 }
 
-H5Handle memory_space(std::size_t values) {
-  const hsize_t n = std::max<hsize_t>(values, 1);
-  H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+// Rows of `components` values, shaped as the table is: HDF5 maps a selection onto chunks block by block when memory
+// and file have the same rank, but element by element otherwise.
+H5Handle memory_space(std::size_t values, int components) {
+  const std::vector<hsize_t> dims =
+      table_dims(static_cast<std::int64_t>(std::max<std::size_t>(values / static_cast<std::size_t>(components), 1)),
+                 components);
+  H5Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   if (values == 0) H5Sselect_none(space.id());
   return space;
 }
@@ -128,11 +153,11 @@ void agree(MPI_Comm comm, bool locally_bad, std::int64_t shared_a, std::int64_t 
 template <class T>
 void write_runs(const FileComm& comm, hid_t loc, const std::string& name, const std::vector<Run>& runs,
                 std::int64_t global_rows, const T* data, std::size_t values, int components) {
-  H5Handle dset = table_dataset(loc, name, Types<T>::file(), global_rows, components);
+  H5Handle dset = table_dataset(comm, loc, name, Types<T>::file(), global_rows, components);
   if (global_rows == 0) return;  // nothing to write (HDF5 rejects transfers to empty datasets)
   H5Handle extent(H5Dget_space(dset.id()), H5Sclose);
   H5Handle fspace = select_runs(extent.id(), runs, components);
-  H5Handle mspace = memory_space(values);
+  H5Handle mspace = memory_space(values, components);
   const T dummy{};
   H5Handle dxpl = collective_transfer(comm);
   check_write(H5Dwrite(dset.id(), Types<T>::memory(), mspace.id(), fspace.id(), dxpl.id(),
@@ -180,8 +205,8 @@ std::vector<T> read_all_impl(hid_t loc, const std::string& name, int* components
   if (out.empty()) return out;  // same on every rank: no collective call is skipped unevenly
   FileComm comm(loc);
   H5Handle dxpl = collective_transfer(comm);
-  if (H5Dread(dset.id(), Types<T>::memory(), H5S_ALL, H5S_ALL, dxpl.id(), out.data()) < 0)
-    fail_read(describe(loc, name) + ": cannot read dataset");
+  settle_read(comm, H5Dread(dset.id(), Types<T>::memory(), H5S_ALL, H5S_ALL, dxpl.id(), out.data()),
+              describe(loc, name) + ": cannot read dataset");
   return out;
 }
 
@@ -207,12 +232,13 @@ std::vector<T> read_rows_impl(hid_t loc, const std::string& name, std::span<cons
   H5Handle fspace = select_runs(extent.id(), runs_of(sorted), components);
   const std::size_t c = static_cast<std::size_t>(components);
   std::vector<T> unique_values(sorted.size() * c);
-  H5Handle mspace = memory_space(unique_values.size());
+  H5Handle mspace = memory_space(unique_values.size(), components);
   T dummy{};
   H5Handle dxpl = collective_transfer(comm);
-  if (H5Dread(dset.id(), Types<T>::memory(), mspace.id(), fspace.id(), dxpl.id(),
-              unique_values.empty() ? &dummy : unique_values.data()) < 0)
-    fail_read(describe(loc, name) + ": cannot read rows");
+  settle_read(comm,
+              H5Dread(dset.id(), Types<T>::memory(), mspace.id(), fspace.id(), dxpl.id(),
+                      unique_values.empty() ? &dummy : unique_values.data()),
+              describe(loc, name) + ": cannot read rows");
   if (sorted.size() == rows.size() && std::is_sorted(rows.begin(), rows.end())) return unique_values;
   std::vector<T> out(rows.size() * c);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -223,8 +249,6 @@ std::vector<T> read_rows_impl(hid_t loc, const std::string& name, std::span<cons
   }
   return out;
 }
-
-constexpr hsize_t kAppendChunkRows = 256;
 
 template <class T>
 void append_row_impl(hid_t loc, const std::string& name, std::span<const T> row) {
@@ -250,7 +274,11 @@ void append_row_impl(hid_t loc, const std::string& name, std::span<const T> row)
     H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(lcpl.id(), 1);
     H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    H5Pset_chunk(dcpl.id(), static_cast<int>(chunk.size()), chunk.data());
+    if (comm.checksums()) {
+      set_checksummed_chunks(dcpl.id(), chunk);
+    } else {
+      H5Pset_chunk(dcpl.id(), static_cast<int>(chunk.size()), chunk.data());
+    }
     H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER);
     dset = H5Handle(H5Dcreate2(loc, name.c_str(), Types<T>::file(), space.id(), lcpl.id(), dcpl.id(),
                                H5P_DEFAULT),
@@ -264,7 +292,7 @@ void append_row_impl(hid_t loc, const std::string& name, std::span<const T> row)
   std::vector<Run> runs;
   if (comm.rank() == 0) runs.push_back({n, 1});
   H5Handle fspace = select_runs(extent.id(), runs, components);
-  H5Handle mspace = memory_space(runs.empty() ? 0 : row.size());
+  H5Handle mspace = memory_space(runs.empty() ? 0 : row.size(), components);
   H5Handle dxpl = collective_transfer(comm);
   check_write(H5Dwrite(dset.id(), Types<T>::memory(), mspace.id(), fspace.id(), dxpl.id(), row.data()),
               loc, name, "append row");

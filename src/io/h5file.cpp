@@ -9,6 +9,7 @@
 #include <array>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string_view>
 #include <stdexcept>
@@ -56,10 +57,24 @@ std::string hdf5_reason() {
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_reason, &reason);
   H5Eclear2(H5E_DEFAULT);
   if (!reason.system.empty()) return reason.system;
+  if (reason.innermost.find("Fletcher32") != std::string::npos)
+    return "a block of it fails its Fletcher32 checksum: the file is corrupted";
   return reason.innermost.empty() ? std::string("HDF5 error") : "HDF5: " + reason.innermost;
 }
 
 void fail_read(const std::string& what) { throw InputError(what + " (" + hdf5_reason() + ")"); }
+
+void settle_read(const FileComm& comm, herr_t status, const std::string& what) {
+  std::string message = status < 0 ? what + " (" + hdf5_reason() + ")" : std::string();
+  int first = status < 0 ? comm.rank() : std::numeric_limits<int>::max();
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm.get());
+  if (first == std::numeric_limits<int>::max()) return;
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, comm.get());
+  message.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(message.data(), length, MPI_CHAR, first, comm.get());
+  throw InputError(message);
+}
 void fail_write(const std::string& what, hid_t loc) {
   g_write_failed = true;
   const std::string message = what + " (" + hdf5_reason() + ")";
@@ -86,6 +101,7 @@ bool uses_mpio(MPI_Comm comm) {
 struct OpenFile {
   MPI_Comm comm = MPI_COMM_SELF;
   bool mpio = false;
+  bool checksums = false;
 };
 
 std::map<hid_t, OpenFile>& open_files() {
@@ -93,9 +109,10 @@ std::map<hid_t, OpenFile>& open_files() {
   return files;
 }
 
-void remember_file(hid_t id, MPI_Comm comm) {
+void remember_file(hid_t id, MPI_Comm comm, Checksums checksums) {
   OpenFile file;
   file.mpio = uses_mpio(comm);
+  file.checksums = checksums == Checksums::on;
   if (file.mpio) MPI_Comm_dup(comm, &file.comm);
   open_files()[id] = file;
 }
@@ -130,6 +147,7 @@ FileComm::FileComm(hid_t loc) {
   if (it == open_files().end()) throw std::logic_error(describe(loc, "") + ": not a file opened through H5File");
   comm_ = it->second.comm;
   mpio_ = it->second.mpio;
+  checksums_ = it->second.checksums;
 }
 
 namespace {
@@ -210,17 +228,17 @@ void H5Handle::reset() {
 }
 
 // ---------------------------------------------------------------------------------------------
-H5File H5File::create(MPI_Comm comm, const std::string& path) {
+H5File H5File::create(MPI_Comm comm, const std::string& path, Checksums checksums) {
   silence_hdf5();
   H5Handle fapl = file_access(comm);
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
   if (id < 0) fail_write(path + ": cannot create HDF5 file");
-  remember_file(id, comm);
+  remember_file(id, comm, checksums);
   return H5File(id, path);
 }
 
 namespace {
-hid_t open_existing(MPI_Comm comm, const std::string& path, unsigned flags) {
+hid_t open_existing(MPI_Comm comm, const std::string& path, unsigned flags, Checksums checksums) {
   silence_hdf5();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
@@ -231,17 +249,17 @@ hid_t open_existing(MPI_Comm comm, const std::string& path, unsigned flags) {
   H5Handle fapl = file_access(comm);
   const hid_t id = H5Fopen(path.c_str(), flags, fapl.id());
   if (id < 0) fail_read(path + ": not a readable HDF5 file");
-  remember_file(id, comm);
+  remember_file(id, comm, checksums);
   return id;
 }
 }  // namespace
 
 H5File H5File::open_read(MPI_Comm comm, const std::string& path) {
-  return H5File(open_existing(comm, path, H5F_ACC_RDONLY), path);
+  return H5File(open_existing(comm, path, H5F_ACC_RDONLY, Checksums::off), path);
 }
 
-H5File H5File::open_rw(MPI_Comm comm, const std::string& path) {
-  return H5File(open_existing(comm, path, H5F_ACC_RDWR), path);
+H5File H5File::open_rw(MPI_Comm comm, const std::string& path, Checksums checksums) {
+  return H5File(open_existing(comm, path, H5F_ACC_RDWR, checksums), path);
 }
 
 namespace {

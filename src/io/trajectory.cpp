@@ -86,7 +86,9 @@ TrajectoryWriter::TrajectoryWriter(MPI_Comm comm, const std::string& dir, Trajec
 }
 
 void TrajectoryWriter::start_new() {
-  file_ = H5File::create(comm_, h5_path_);
+  // No checksums here, unlike checkpoints: a run never continues from a frame, and every frame would go through
+  // HDF5's filtered collective write, which gathers each chunk on one rank.
+  file_ = H5File::create(comm_, h5_path_, Checksums::off);
   const hid_t root = file_.id();
   write_attribute(root, "kind", "trajectory");
   write_attribute(root, "format_version", std::int64_t{1});

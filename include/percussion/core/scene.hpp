@@ -64,5 +64,8 @@ inline constexpr std::string_view kCommonSceneKeys[] = {"description", "method",
 // Parse the common sections. Throws InputError("<path>: <json pointer>: <what>") on the first problem.
 Scene parse_scene_text(const std::string& text, const std::string& path);
 Scene parse_scene_file(const std::string& path);
+// A scene file's text; InputError "<path>: cannot read file (...)" for a directory, a missing, unreadable, empty or
+// oversized file. A FIFO nobody writes to reads as empty rather than waiting for a writer.
+std::string read_scene_text(const std::string& path);
 
 }  // namespace percussion

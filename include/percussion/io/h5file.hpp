@@ -41,11 +41,17 @@ class H5Handle {
   Closer closer_ = nullptr;
 };
 
+// Whether the tables a file gets (write_rows, write_blocks, append_row) carry HDF5's Fletcher32 checksum, in chunks:
+// a block changed on disk then fails its read (InputError naming the dataset) instead of being used. Reading needs
+// no flag: HDF5 checks every checksummed block it reads, and reads tables without one as before.
+enum class Checksums : bool { off, on };
+
 class H5File {
  public:
-  static H5File create(MPI_Comm comm, const std::string& path);  // truncates an existing file
+  // Truncates an existing file.
+  static H5File create(MPI_Comm comm, const std::string& path, Checksums checksums = Checksums::off);
   static H5File open_read(MPI_Comm comm, const std::string& path);
-  static H5File open_rw(MPI_Comm comm, const std::string& path);
+  static H5File open_rw(MPI_Comm comm, const std::string& path, Checksums checksums = Checksums::off);
 
   H5File() = default;
   H5File(const H5File&) = delete;

@@ -86,7 +86,7 @@ Model Domain::snapshot(long step, const StepClock& clock, std::span<const Eigen:
 
 void Domain::write_checkpoint(const std::string& path, const Model& m) const {
   ScopedPhase timer(timers_, Phase::Checkpoint);
-  io::H5File file = io::H5File::create(comm, path);
+  io::H5File file = io::H5File::create(comm, path, io::Checksums::on);
   const hid_t root = file.id();
   std::int64_t intact_local = std::count(m.intact.begin(), m.intact.end(), 1), intact = 0;
   MPI_Allreduce(&intact_local, &intact, 1, MPI_INT64_T, MPI_SUM, comm);

@@ -1,6 +1,7 @@
 #include "percussion/methods/bdem/derived_checks.hpp"
 
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <iomanip>
@@ -25,6 +26,9 @@ std::string num(double v) {
 }
 
 bool usable(double v) { return std::isnormal(v) && v > 0; }  // finite, > 0 and not denormal
+
+// Positions are resolved to 2^-52 of their magnitude: within 2^30 radii of the origin, to 2^-22 of a radius.
+constexpr double kMaxReachInRadii = 1073741824.0;  // 2^30
 
 
 }  // namespace
@@ -58,6 +62,14 @@ void check_derived(const BdemScene& scene) {
     const std::string pointer = "/bodies/" + std::to_string(b);
     const std::string material = "/materials/" + std::to_string(body.material) + " ('" + m.name + "': density " +
                                  num(m.density) + ", youngs_modulus " + num(m.youngs_modulus) + ")";
+    // Far from the origin, a double cannot tell neighbouring particles apart (their bonds would have no length).
+    const Generator& g = body.generator;
+    const double reach = std::max({g.min.cwiseAbs().maxCoeff(), g.max.cwiseAbs().maxCoeff(),
+                                   g.center.cwiseAbs().maxCoeff() + g.radius + g.height,
+                                   g.min.cwiseAbs().maxCoeff() + g.size.cwiseAbs().maxCoeff()});
+    if (!(reach <= kMaxReachInRadii * r))
+      fail(scene, pointer + "/shape", "reaches " + num(reach) + " m from the origin, too far to place particles of radius " +
+                                          num(r) + " m apart in double precision (at most 2^30 radii)");
     const double mass = m.density * 4.0 / 3.0 * std::numbers::pi * r * r * r;
     if (!usable(mass))
       fail(scene, pointer, "particles of radius " + num(r) + " m of " + material + " have a mass of " + num(mass) +
@@ -87,6 +99,14 @@ void check_derived(const BdemScene& scene) {
   count(scene.time.step ? "/time/step" : "/time/end", dt, "steps");
   count("/output/frame_interval", scene.output.frame_interval, "frame times");
   if (scene.checkpoint.every_time > 0) count("/checkpoint/every_time", scene.checkpoint.every_time, "checkpoint times");
+  // The step of each frame or checkpoint time is counted in 64 bits too (an interval beyond time.end is fine).
+  auto steps_per = [&](const char* pointer, double interval) {
+    const double n = interval / dt;
+    if (!(n <= kMaxCount))
+      fail(scene, pointer, num(interval) + " s is " + num(n) + " time steps of " + num(dt) + " s; at most 2^53");
+  };
+  steps_per("/output/frame_interval", scene.output.frame_interval);
+  if (scene.checkpoint.every_time > 0) steps_per("/checkpoint/every_time", scene.checkpoint.every_time);
 
   // Particles. (Memory is not bounded here: each rank holds its share, and the rank count is not known yet.)
   double particles = 0;
