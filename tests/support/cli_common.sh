@@ -9,6 +9,14 @@ INPUTS=$PERCUSSION_SOURCE_DIR/inputs
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# steps N: a step count for a test that steps a scene only to have something to compare; a quarter of N (at least 1)
+# in the sanitizer build (PERCUSSION_SANITIZE=1, set by ctest there), where the program runs many times slower.
+steps() { if [ "${PERCUSSION_SANITIZE:-0}" = 1 ]; then echo $(( $1 >= 4 ? $1 / 4 : 1 )); else echo "$1"; fi; }
+# TO_END: run arguments for a test that runs a shipped scene to its end only to have something to compare: none,
+# or a step limit in the sanitizer build.
+TO_END=()
+if [ "${PERCUSSION_SANITIZE:-0}" = 1 ]; then TO_END=(--steps 308); fi
+
 # What AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer print when they find something.
 SANITIZER_FINDING='runtime error:|(ERROR|SUMMARY): [A-Za-z]*Sanitizer'
 

@@ -36,4 +36,5 @@ inner_scratch=$(sed -n 's/^kept the test.s files in //p' <<<"$OUT")
 expect_output "FAIL: sanitizer findings in"
 expect_output "runtime error: signed integer overflow"
 
-echo "sanitizer_findings_fail: UBSan and ASan findings exit non-zero, under mpiexec too; a CLI test fails on a report in its logs"
+echo "sanitizer_findings_fail: UBSan and ASan findings exit non-zero, under mpiexec too;" \
+  "a CLI test fails on a report in its logs"
