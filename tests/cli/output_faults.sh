@@ -5,9 +5,8 @@ source "$(dirname "$0")/../support/cli_common.sh"
 mounts=()
 cleanup() {
   for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-  rm -rf "$SCRATCH"
 }
-trap cleanup EXIT
+cleanup_hooks+=(cleanup)
 
 scene="$SCRATCH/s.json"
 echo '{"method":"bdem","materials":[{"name":"m","density":1000,"youngs_modulus":1e7,"tensile_strength":3e4}],

@@ -3,26 +3,27 @@ source "$(dirname "$0")/../support/cli_common.sh"
 scene=$INPUTS/bdem/beam_snap_small.json
 run() { local np=$1; shift; "$MPIEXEC" -n "$np" "$PERCUSSION" run "$scene" "$@" > "$SCRATCH/log.$np.$RANDOM" 2>&1; }
 
-run 2 --out "$SCRATCH/full2" --steps 616
-run 1 --out "$SCRATCH/full1" --steps 616
-run 3 --out "$SCRATCH/full3" --steps 616
+run 2 --out "$SCRATCH/full2" --steps "$(steps 616)"
+run 1 --out "$SCRATCH/full1" --steps "$(steps 616)"
+run 3 --out "$SCRATCH/full3" --steps "$(steps 616)"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/full2/trajectory.h5" --rtol 1e-10
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/full3/trajectory.h5" --rtol 1e-10
 
-# Interrupted at 308, continued to 616 (multiples of the 77-step frame cadence, so both end on a frame) on the same and on another rank count.
-run 2 --out "$SCRATCH/half" --steps 308
+# Interrupted at 308, continued to 616 (multiples of the 77-step frame cadence, so both end on a frame; a quarter of
+# each under the sanitizers) on the same and on another rank count.
+run 2 --out "$SCRATCH/half" --steps "$(steps 308)"
 cp -r "$SCRATCH/half" "$SCRATCH/half3"
-run 2 --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps 616
+run 2 --out "$SCRATCH/half" --restart "$SCRATCH/half" --steps "$(steps 616)"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half/trajectory.h5" --rtol 0
-run 3 --out "$SCRATCH/half3" --restart "$SCRATCH/half3/checkpoints/latest" --steps 616
+run 3 --out "$SCRATCH/half3" --restart "$SCRATCH/half3/checkpoints/latest" --steps "$(steps 616)"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full2/trajectory.h5" "$SCRATCH/half3/trajectory.h5" --rtol 1e-10
 
 # A one-rank run writes its files through POSIX I/O, the others through MPI-IO: continued across the two.
-run 1 --out "$SCRATCH/half1" --steps 308
-run 2 --out "$SCRATCH/half1" --restart "$SCRATCH/half1" --steps 616
+run 1 --out "$SCRATCH/half1" --steps "$(steps 308)"
+run 2 --out "$SCRATCH/half1" --restart "$SCRATCH/half1" --steps "$(steps 616)"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/full1/trajectory.h5" "$SCRATCH/half1/trajectory.h5" --rtol 1e-10
 cp -r "$SCRATCH/half" "$SCRATCH/half2to1"
-run 1 --out "$SCRATCH/half2to1" --restart "$SCRATCH/half2to1/checkpoints/latest" --steps 924
+run 1 --out "$SCRATCH/half2to1" --restart "$SCRATCH/half2to1/checkpoints/latest" --steps "$(steps 924)"
 expect_exit 0 "$PERCUSSION" info "$SCRATCH/half2to1/trajectory.h5"
 
 # An implicit BDF2 scene whose cloth tears (its checkpoints carry the last step's start state,
@@ -30,10 +31,12 @@ expect_exit 0 "$PERCUSSION" info "$SCRATCH/half2to1/trajectory.h5"
 # iterates differ within the Newton tolerance, 1e-5, and a tearing cloth carries that on; the MPI tests check rank
 # counts to 1e-8 at tight tolerances.)
 bdf2=$INPUTS/bdem/cloth_tear_small.json
-"$MPIEXEC" -n 2 "$PERCUSSION" run "$bdf2" --out "$SCRATCH/bdf2_full" --steps 30 > "$SCRATCH/log.bdf2.full" 2>&1
-"$MPIEXEC" -n 2 "$PERCUSSION" run "$bdf2" --out "$SCRATCH/bdf2_half" --steps 15 > "$SCRATCH/log.bdf2.half" 2>&1
-"$MPIEXEC" -n 2 "$PERCUSSION" run "$bdf2" --out "$SCRATCH/bdf2_half" --restart "$SCRATCH/bdf2_half" --steps 30 \
-  > "$SCRATCH/log.bdf2.rest" 2>&1
+"$MPIEXEC" -n 2 "$PERCUSSION" run "$bdf2" --out "$SCRATCH/bdf2_full" --steps "$(steps 30)" \
+  > "$SCRATCH/log.bdf2.full" 2>&1
+"$MPIEXEC" -n 2 "$PERCUSSION" run "$bdf2" --out "$SCRATCH/bdf2_half" --steps "$(steps 15)" \
+  > "$SCRATCH/log.bdf2.half" 2>&1
+"$MPIEXEC" -n 2 "$PERCUSSION" run "$bdf2" --out "$SCRATCH/bdf2_half" --restart "$SCRATCH/bdf2_half" \
+  --steps "$(steps 30)" > "$SCRATCH/log.bdf2.rest" 2>&1
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/bdf2_full/trajectory.h5" "$SCRATCH/bdf2_half/trajectory.h5" --rtol 0
 
 # The continued trajectory has the same frames as the uninterrupted one.

@@ -23,7 +23,7 @@ interrupt() {
   [ "$code" -eq 75 ] || fail "exit $code after SIG$sig and SIG$second (want 75): $(cat "$log")"
 }
 
-interrupt TERM INT "$out" "$SCRATCH/log" "$PERCUSSION" run "$scene" --out "$out"
+interrupt TERM INT "$out" "$SCRATCH/log" "$PERCUSSION" run "$scene" --out "$out" "${TO_END[@]}"
 grep -q "checkpointed on signal" "$SCRATCH/log" || fail "no signal message: $(cat "$SCRATCH/log")"
 [ -L "$out/checkpoints/latest" ] || fail "no checkpoints/latest"
 expect_exit 0 "$PERCUSSION" info "$out/checkpoints/latest"
@@ -31,20 +31,21 @@ expect_output "checkpoint"
 grep -q '"exit": "signal"' "$out/summary.json" || fail "summary does not record the signal"
 
 # Restart finishes the run and matches an uninterrupted one.
-expect_exit 0 "$PERCUSSION" run "$scene" --out "$out" --restart "$out"
+expect_exit 0 "$PERCUSSION" run "$scene" --out "$out" --restart "$out" "${TO_END[@]}"
 expect_output "restarted from"
-expect_exit 0 "$PERCUSSION" run "$scene" --out "$SCRATCH/straight"
+expect_exit 0 "$PERCUSSION" run "$scene" --out "$SCRATCH/straight" "${TO_END[@]}"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/straight/trajectory.h5" "$out/trajectory.h5" --rtol 0
 
 # SIGUSR1 then SIGUSR2 to mpirun (which forwards both) on 2 ranks do the same: mpirun ends with the ranks' 75.
-interrupt USR1 USR2 "$SCRATCH/mpi" "$SCRATCH/log2" "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi"
-expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi" --restart "$SCRATCH/mpi"
+interrupt USR1 USR2 "$SCRATCH/mpi" "$SCRATCH/log2" "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi" \
+  "${TO_END[@]}"
+expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpi" --restart "$SCRATCH/mpi" "${TO_END[@]}"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/straight/trajectory.h5" "$SCRATCH/mpi/trajectory.h5" --rtol 0
 # SIGKILL (no chance to clean up) between frames: the trajectory is flushed after every frame, so the frames
 # written before the kill are all readable.
 "$PERCUSSION" run "$scene" --out "$SCRATCH/killed" > "$SCRATCH/log3" 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do
+for _ in $(seq 1 3000); do  # at most 150 s
   frames=$(grep -c "<Time " "$SCRATCH/killed/trajectory.xdmf" 2>/dev/null || true)
   [ "${frames:-0}" -ge 3 ] && break
   sleep 0.05

@@ -2,7 +2,7 @@
 # generated slurm.conf and stopped at exit): (a) the pre-limit USR1 checkpoints, requeues, and the run finishes
 # equal bit for bit to an uninterrupted one; (b) scancel's TERM checkpoints and ends the job once, not requeued;
 # (c) bad input and (d) a wrong SRUN_MPI give messages naming the job output file. Skipped (exit 77) where the
-# daemons are missing or cannot start. KEEP_SCRATCH=1 keeps the cluster's logs and the job outputs.
+# daemons are missing or cannot start. A failed run keeps its scratch directory (the cluster's logs and the job outputs).
 source "$(dirname "$0")/../support/cli_common.sh"
 PATH=$PATH:/usr/sbin:/sbin
 skip() { echo "skipped: $*"; exit 77; }
@@ -93,9 +93,8 @@ stop_cluster() {
       wait "$pid" 2>/dev/null
     fi
   done
-  [ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"
 }
-trap stop_cluster EXIT
+cleanup_hooks+=(stop_cluster)
 
 cluster_log() {
   tail -n 20 "$cluster"/log/*.log "$cluster"/log/*.out 2>/dev/null || true
