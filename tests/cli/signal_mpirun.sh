@@ -2,8 +2,11 @@
 # the run finishes bit-identically. SIGUSR1 to mpirun: see signal.sh; SIGTERM to a batch script: signal_batch.sh.
 source "$(dirname "$0")/../support/cli_common.sh"
 source "$(dirname "$0")/../support/signal_wait.sh"
-scene=$INPUTS/bdem/beam_snap_small.json
-steps=(--steps 800)
+# The shipped scene lengthened, so that a run on a quiet machine is still stepping when the signals come.
+scene=$SCRATCH/beam_snap_long.json
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['time']['end']=0.2; json.dump(d, open(sys.argv[2],'w'))" \
+  "$INPUTS/bdem/beam_snap_small.json" "$scene"
+steps=(--steps 3000)
 
 expect_exit 0 "$PERCUSSION" run "$scene" --out "$SCRATCH/straight" "${steps[@]}"
 

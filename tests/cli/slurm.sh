@@ -118,8 +118,11 @@ for _ in $(seq 1 100); do
 done
 [ "$state" = idle ] || skip "slurmctld and slurmd did not bring node $node up (state '$state'): $(cluster_log)"
 
-scene=$INPUTS/bdem/beam_snap_small.json
-steps=250  # frames every 77 steps: the last one at step 231
+# The shipped scene lengthened, so that a job on a quiet machine is still stepping when the signals come.
+scene=$SCRATCH/beam_snap_long.json
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['time']['end']=0.2; json.dump(d, open(sys.argv[2],'w'))" \
+  "$INPUTS/bdem/beam_snap_small.json" "$scene"
+steps=3000  # frames every 77 steps
 sbatch_script=$PERCUSSION_SOURCE_DIR/scripts/slurm/run.sbatch
 
 # submit OUT [percussion args...]: submit run.sbatch on 2 tasks writing OUT; prints the job id. The limit is far
