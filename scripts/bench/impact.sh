@@ -2,12 +2,14 @@
 # One impact resolution of dense ball packs (square lattices of touching balls, random velocities), 2D and 3D, 10^3,
 # 10^4 and 10^5 balls, free and confined between two walls, with each operator: iterations, reflections, seconds of
 # the resolution (the "impact" phase; contact finding is reported apart), reflections per second (goal: 1e7 per core
-# on the 10^5 packs). Then the silo_small scene stepped in time: seconds per step and contacts per step.
+# on the 10^5 packs). Then the silo_small scene stepped in time on 1 and 2 ranks: seconds per step, the 2-rank
+# efficiency t1 / (2 t2) (goal 0.8) and contacts per step.
 # Usage: scripts/bench/impact.sh
 # Environment: BUILD_DIR (default build; percussion is built there unless PERCUSSION_BENCH_NO_BUILD=1), SIZES
 # (default "1000 10000 100000"), OPERATORS (default "gauss_seidel:lowest_index gauss_seidel:most_violated
 # gauss_seidel:random generalized_reflections"), GR_MAX (default 10000: larger packs skip Generalized Reflections,
-# whose QP per iteration spans the whole violated set), SILO_STEPS (default 200), KEEP=1 keeps the outputs. Appends a record to
+# whose QP per iteration spans the whole violated set), CONFINED_MAX (default 10000: larger packs run free only; a
+# square lattice between two walls is jammed row by row, and its lineality program grows fast), SILO_STEPS (default 200), KEEP=1 keeps the outputs. Appends a record to
 # docs/benchmarks/impact.jsonl (scripts/bench/record.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,6 +21,7 @@ build_dir="${BUILD_DIR:-build}"
 sizes="${SIZES:-1000 10000 100000}"
 operators="${OPERATORS:-gauss_seidel:lowest_index gauss_seidel:most_violated gauss_seidel:random generalized_reflections}"
 gr_max="${GR_MAX:-10000}"
+confined_max="${CONFINED_MAX:-10000}"
 silo_steps="${SILO_STEPS:-200}"
 python="$(percussion_python)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/percussion-impact-bench.XXXXXX")"
@@ -36,6 +39,7 @@ program="$build_dir/percussion"
 for dim in 2 3; do
   for n in $sizes; do
     for confined in 0 1; do
+      [[ "$confined" == 1 && "$n" -gt "$confined_max" ]] && continue
       for op in $operators; do
         [[ "$op" == generalized_reflections* && "$n" -gt "$gr_max" ]] && continue
         name="d${dim}_n${n}_c${confined}_${op/:/_}"
@@ -78,8 +82,10 @@ done
 silo="$work/silo"
 "$program" run inputs/rigid/silo_small.json --out "$silo" --steps "$silo_steps" >"$silo.log" 2>&1 ||
   { echo "bench: silo_small failed (log: $silo.log)" >&2; trap - EXIT; exit 1; }
+percussion_mpirun -n 2 "$program" run inputs/rigid/silo_small.json --out "$silo.2" --steps "$silo_steps" \
+  >"$silo.2.log" 2>&1 || { echo "bench: silo_small on 2 ranks failed (log: $silo.2.log)" >&2; trap - EXIT; exit 1; }
 
-"$python" - "$work/rows.jsonl" "$silo/summary.json" "$work/figures.json" <<'PY'
+"$python" - "$work/rows.jsonl" "$silo/summary.json" "$work/figures.json" "$silo.2/summary.json" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 print(f"{'dim':>3s} {'balls':>7s} {'walls':>5s} {'operator':30s} {'done':>4s} {'iter':>7s} {'reflections':>11s} "
@@ -90,9 +96,13 @@ for r in rows:
           f"{r['reflections_per_second']:9.3g} {r['energy_error']:8.1e}")
 s = json.load(open(sys.argv[2]))
 steps = max(s["steps_run"], 1)
+two = json.load(open(sys.argv[4]))
 silo = {"balls": s["sizes"]["bodies"], "steps": steps, "seconds_per_step": s["loop_seconds"] / steps,
+        "seconds_per_step_2_ranks": two["loop_seconds"] / steps,
+        "efficiency_2_ranks": s["loop_seconds"] / (2 * two["loop_seconds"]),
         "contacts_last_step": s["final"]["contacts"], "reflections": s["final"]["reflections"]}
-print(f"silo_small: {silo['balls']} balls, {silo['seconds_per_step']:.4f} s per step over {steps} steps, "
+print(f"silo_small: {silo['balls']} balls, {silo['seconds_per_step']:.4f} s per step over {steps} steps on 1 rank, "
+      f"{silo['seconds_per_step_2_ranks']:.4f} on 2 (efficiency {silo['efficiency_2_ranks']:.2f}), "
       f"{silo['contacts_last_step']} contacts at the last step")
 big = [r for r in rows if r["balls"] >= 90000 and r["reflections"] > 0]
 json.dump({"rows": rows, "silo_small": silo,
@@ -100,4 +110,4 @@ json.dump({"rows": rows, "silo_small": silo,
           open(sys.argv[3], "w"))
 PY
 "$python" "$root/scripts/bench/record.py" impact "$work/figures.json" --load "$load_before" \
-  --build-dir "$build_dir" --env SIZES OPERATORS GR_MAX SILO_STEPS -- scripts/bench/impact.sh "$@"
+  --build-dir "$build_dir" --env SIZES OPERATORS GR_MAX CONFINED_MAX SILO_STEPS -- scripts/bench/impact.sh "$@"
