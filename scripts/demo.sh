@@ -45,7 +45,7 @@ if python="$(percussion_python)"; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"  terminated: {r['terminated']} after {r['reflections']} reflections; velocities after:",
-      " ".join(f"{v[0]:.3g}" for v in r["velocities"]))
+      " ".join(f"{v[0]:.3f}" for v in r["velocities"]))
 print(f"  kinetic energy {r['energy_before']:.6g} -> {r['energy_after']:.6g} J")
 PY
 fi
