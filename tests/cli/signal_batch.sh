@@ -1,4 +1,4 @@
-# A batch script that receives SIGTERM turns it into SIGUSR1 for mpirun (the README's recipe): the job ends with
+# A batch script that receives SIGTERM turns it into SIGUSR1 for mpirun (the recipe in docs/running.md): the job ends with
 # 75 and a valid signal checkpoint, where SIGTERM to mpirun itself would end it with Open MPI's 1.
 source "$(dirname "$0")/../support/cli_common.sh"
 source "$(dirname "$0")/../support/signal_wait.sh"

@@ -52,7 +52,7 @@ kill -TERM $RANKS
 finish_mpirun 75 "$SCRATCH/ranks"
 
 # SIGTERM to mpirun: Open MPI 4.1's mpirun sets its own exit code to 1, sends the ranks SIGTERM a sigkill timeout
-# later and SIGKILL another timeout later. With a timeout of 3 s (the README's way to give a checkpoint time, and
+# later and SIGKILL another timeout later. With a timeout of 3 s (docs/running.md's way to give a checkpoint time, and
 # room for a loaded machine) the ranks checkpoint before that; the whole scene, so that the run is still going.
 "$MPIEXEC" -n 2 --mca odls_base_sigkill_timeout 3 "$PERCUSSION" run "$scene" --out "$SCRATCH/mpirun" \
     > "$SCRATCH/mpirun.log" 2>&1 &

@@ -170,8 +170,8 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
     // budget without finishing, from the velocity it started with. A witness velocity skips the program for
     // components that cannot have any.
     impact::AntiLockingReport anti;
-    const std::vector<double> witness = p.one_sided() ? std::vector<double>{} : p.centres();
     const impact::ElasticResolver anti_locked = [&](const impact::ImpactSystem& s, std::vector<double>& v) {
+      const std::vector<double> witness = p.one_sided() ? std::vector<double>{} : p.centres();
       impact::LinealityOptions lo;
       lo.witness = witness;
       return impact::resolve_anti_locked(s, v, plain, lo, &anti);
