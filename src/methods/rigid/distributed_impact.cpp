@@ -36,8 +36,8 @@ std::int64_t find_root(std::vector<std::int64_t>& parent, std::int64_t x) {
 
 }  // namespace
 
-InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::int64_t bodies,
-                               std::span<const Contact> contacts, const ComponentSolver& solve,
+InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::span<const int> ghost_owner,
+                               std::int64_t bodies, std::span<const Contact> contacts, const ComponentSolver& solve,
                                GatheredContacts* gathered) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -80,7 +80,6 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
   std::vector<std::int64_t> parent(n_local);
   const std::vector<std::int64_t> owned_ids(local.id.begin(), local.id.begin() + static_cast<std::ptrdiff_t>(owned));
   const std::vector<std::int64_t> ghost_ids(local.id.begin() + static_cast<std::ptrdiff_t>(owned), local.id.end());
-  const std::vector<int> ghost_owner = parallel::find_owners(comm, owned_ids, bodies, ghost_ids);
   for (;;) {
     std::iota(parent.begin(), parent.end(), 0);
     for (const auto& [a, b] : links) {
@@ -102,7 +101,7 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
     MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm);
     if (!changed) break;
     // Refresh the ghosts' labels from their owners.
-    const std::vector<int>& owners = ghost_owner;
+    const std::span<const int> owners = ghost_owner;
     std::vector<std::vector<std::int64_t>> ask(size);
     for (std::size_t g = 0; g < ghost_ids.size(); ++g) ask[owners[g]].push_back(ghost_ids[g]);
     std::vector<int> counts;

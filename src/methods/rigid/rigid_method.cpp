@@ -82,6 +82,8 @@ void RigidMethod::fill_local() {
   local_.fixed.assign(n, 0);
   for (std::size_t k = 0; k < n; ++k) local_.fixed[k] = static_cast<char>(fixed_[k]);
   local_.id = items_.gids();
+  ghost_owner_.resize(items_.ghosts());
+  for (std::size_t g = 0; g < items_.ghosts(); ++g) ghost_owner_[g] = items_.ghost_owner(g);
 }
 
 void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
@@ -101,7 +103,7 @@ void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
   const ComponentSolver solver = [&](BallState& balls, std::span<const Contact> contacts, const Components& c) {
     return resolve_contacts(balls, scene_.dimension, contacts, c, scene_.impact);
   };
-  last_ = solve_components(comm_, local_, items_.owned(), bodies_, contacts_, solver,
+  last_ = solve_components(comm_, local_, items_.owned(), ghost_owner_, bodies_, contacts_, solver,
                            resolve_mode() ? &gathered_ : nullptr);
   for (std::size_t k = 0; k < items_.owned(); ++k) velocity_[k] = local_.velocity[k];
   reflections_ += last_.reflections;
@@ -141,7 +143,7 @@ void RigidMethod::advance(double /*limit*/) {
       r.terminated = project_onto_contacts(balls, scene_.dimension, contacts, c, tolerance, r.reason);
       return r;
     };
-    const InstantResult r = solve_components(comm_, local_, owned, bodies_, contacts_, project);
+    const InstantResult r = solve_components(comm_, local_, owned, ghost_owner_, bodies_, contacts_, project);
     if (!r.terminated) throw NumericalError("step " + std::to_string(step_) + ": " + r.reason);
     for (std::size_t k = 0; k < owned; ++k) velocity_[k] = local_.velocity[k];
   }

@@ -28,12 +28,13 @@ struct GatheredContacts {
   std::vector<char> implicit_equality;
 };
 
-// Collective. `local` is this rank's owned bodies (the first `owned`, ascending id) and ghosts, with `id` set;
+// Collective. `local` is this rank's owned bodies (the first `owned`, ascending id) and ghosts, with `id` set, and
+// `ghost_owner` the rank owning each ghost (the item container's);
 // `contacts` those found among them, ends as global ids. Velocities of owned bodies are updated. Returns the totals
 // over ranks (terminated only if every component terminated; otherwise the reason the lowest rank with a failed
 // component gives); `gathered`, if given, receives what this rank resolved as a root.
-InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::int64_t bodies,
-                               std::span<const Contact> contacts, const ComponentSolver& solve,
+InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::span<const int> ghost_owner,
+                               std::int64_t bodies, std::span<const Contact> contacts, const ComponentSolver& solve,
                                GatheredContacts* gathered = nullptr);
 
 }  // namespace percussion::rigid

@@ -60,6 +60,7 @@ class RigidMethod : public Method {
   std::vector<double>& radius_;
   std::vector<int>& fixed_;
   BallState local_;
+  std::vector<int> ghost_owner_;  // per ghost of local_
   long step_ = 0;
   double time_ = 0;
   ContactFinder finder_;
