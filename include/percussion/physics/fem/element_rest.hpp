@@ -111,24 +111,20 @@ void add_stress(ElementVector<D, K>& g, const Eigen::Matrix<double, Lagrange<D, 
   g += Eigen::Map<const ElementVector<D, K>>(pg.data());
 }
 
-// Adds w Σ_jl ∂φ_a/∂X_j A_(ij),(kl) ∂φ_b/∂X_l to entry (a·D + i, b·D + k): the element matrix of a tangent A.
+// Adds w Σ_jl ∂φ_a/∂X_j A_(ij),(kl) ∂φ_b/∂X_l to entry (a·D + i, b·D + k): the element matrix of a tangent A,
+// one N×N block grad·A_ik·gradᵀ per component pair (i, k).
 template <int D, int K>
 void add_tangent(ElementMatrix<D, K>& h, const Eigen::Matrix<double, Lagrange<D, K>::kNodes, D>& grad,
                  const Tensor4<D>& A, double w) {
   constexpr int N = Lagrange<D, K>::kNodes;
-  // B maps the flattened nodal field to vec(∇u): B = gradᵀ ⊗ I_D, applied without forming the Kronecker product.
-  Eigen::Matrix<double, D * D, D * N> AB;
-  for (int b = 0; b < N; ++b)
-    for (int k = 0; k < D; ++k) {
-      auto col = AB.col(b * D + k);
-      col.setZero();
-      for (int l = 0; l < D; ++l) col += grad(b, l) * A.col(k + D * l);
-    }
-  for (int a = 0; a < N; ++a)
+  for (int k = 0; k < D; ++k)
     for (int i = 0; i < D; ++i) {
-      Eigen::Matrix<double, 1, D * N> row = Eigen::Matrix<double, 1, D * N>::Zero();
-      for (int j = 0; j < D; ++j) row += grad(a, j) * AB.row(i + D * j);
-      h.row(a * D + i) += w * row;
+      Tensor2<D> a_ik;  // (j, l) ↦ A_(ij),(kl)
+      for (int l = 0; l < D; ++l)
+        for (int j = 0; j < D; ++j) a_ik(j, l) = A(i + D * j, k + D * l);
+      const Eigen::Matrix<double, N, N> block = grad * (w * a_ik) * grad.transpose();
+      for (int b = 0; b < N; ++b)
+        for (int a = 0; a < N; ++a) h(a * D + i, b * D + k) += block(a, b);
     }
 }
 
