@@ -11,7 +11,7 @@
 
 namespace percussion::rigid {
 
-// One ball of the scene, after lattices are expanded: its index in `balls` is its global id.
+// One ball of the scene, after lattices are expanded: its global id is first_body + its index in `balls`.
 struct Ball {
   Eigen::Vector3d position = Eigen::Vector3d::Zero();  // z = 0 in 2D
   Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
