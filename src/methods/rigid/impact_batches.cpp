@@ -224,6 +224,9 @@ BatchOutcome resolve_by_batches(MPI_Comm comm, BallState& local, std::size_t own
 
   // Per-component reductions at the roots, exact so that every rank count gets the same norms.
   const std::vector<Eigen::Vector3d> arriving = local.velocity;
+  std::vector<std::int64_t> comp_at(n_local, -1);  // the batched component of each moving local body
+  for (std::size_t k = 0; k < n_local; ++k)
+    if (!local.fixed[k]) comp_at[k] = comp_of_slot(static_cast<std::int64_t>(k));
   std::vector<std::int64_t> state(n_comps, kGoOn), swept(n_comps, 0);
   std::vector<double> threshold(n_comps, 0.0);
   std::map<std::int64_t, RootState> roots;
@@ -231,7 +234,7 @@ BatchOutcome resolve_by_batches(MPI_Comm comm, BallState& local, std::size_t own
   const auto verdicts = [&](bool first) {
     std::vector<parallel::ExactSum> energy(n_comps);
     for (std::size_t k = 0; k < owned; ++k) {
-      const std::int64_t comp = local.fixed[k] ? -1 : comp_of_slot(static_cast<std::int64_t>(k));
+      const std::int64_t comp = comp_at[k];
       if (comp >= 0 && state[comp] == kGoOn) energy[comp].add(local.mass[k] * local.velocity[k].squaredNorm());
     }
     std::vector<std::vector<Partial>> up(size);
@@ -253,6 +256,7 @@ BatchOutcome resolve_by_batches(MPI_Comm comm, BallState& local, std::size_t own
       r += p.reflections;
     }
     std::vector<std::vector<Verdict>> down(size);
+    std::map<std::int64_t, Verdict> verdict;
     for (auto& [l, t] : total) {
       const BatchComponent& bc = components.at(l);
       RootState& root = roots[l];
@@ -270,25 +274,26 @@ BatchOutcome resolve_by_batches(MPI_Comm comm, BallState& local, std::size_t own
         else if (v.state == kGoOn && root.reflections >= settings.resolve.max_reflections) v.state = kCapped;
       }
       v.threshold = -settings.resolve.tolerance * (elastic ? root.norm0 : norm * v.scale);
-      for (int r = 0, at_rank = 0; r < size; ++r)
-        for (int i = 0; i < counts[r]; ++i, ++at_rank)
-          if (got[at_rank].label == l) down[r].push_back(v);
+      verdict[l] = v;
     }
+    for (int r = 0, at_rank = 0; r < size; ++r)
+      for (int i = 0; i < counts[r]; ++i, ++at_rank) down[r].push_back(verdict.at(got[at_rank].label));
     const std::vector<Verdict> told = parallel::all_to_all(comm, down, counts);
+    std::vector<double> scale(n_comps, 1.0);
+    std::vector<char> restore(n_comps, 0);
     for (const Verdict& v : told) {
       const std::size_t c = comp_of.at(v.label);
       swept[c] = 0;
       state[c] = v.state;
       threshold[c] = v.threshold;
-      if (v.scale != 1.0)
-        for (std::size_t k = 0; k < n_local; ++k)
-          if (!local.fixed[k] && comp_of_slot(static_cast<std::int64_t>(k)) == static_cast<std::int64_t>(c))
-            local.velocity[k] *= v.scale;
-      if (v.state == kHandBack) {
-        out.handed_back.push_back(v.label);
-        for (std::size_t k = 0; k < n_local; ++k)
-          if (comp_of_slot(static_cast<std::int64_t>(k)) == static_cast<std::int64_t>(c)) local.velocity[k] = arriving[k];
-      }
+      scale[c] = v.scale;
+      restore[c] = v.state == kHandBack;
+      if (restore[c]) out.handed_back.push_back(v.label);
+    }
+    for (std::size_t k = 0; k < n_local; ++k) {  // owned bodies and their ghost copies alike
+      if (comp_at[k] < 0) continue;
+      if (restore[comp_at[k]]) local.velocity[k] = arriving[k];
+      else if (scale[comp_at[k]] != 1.0) local.velocity[k] *= scale[comp_at[k]];
     }
   };
 
