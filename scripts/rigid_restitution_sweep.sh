@@ -45,7 +45,7 @@ PY
     echo "rigid_restitution_sweep: restitution $c stopped with exit $status: $(grep -m1 '^error' "$out/c_$c.log" || true)" >&2
     [[ -f "$out/c_$c/trajectory.h5" ]] || exit 1
   fi
-  runs+=("$c" "$out/c_$c/trajectory.h5")
+  runs+=("$c" "$out/c_$c/trajectory.h5" "$status")
 done
 
 "$python" - "$out" "${runs[@]}" <<'PY'
@@ -58,17 +58,18 @@ import matplotlib.pyplot as plt
 out, pairs = sys.argv[1], sys.argv[2:]
 fig, ax = plt.subplots(figsize=(7, 4.5))
 rows = []
-for c, path in zip(pairs[0::2], pairs[1::2]):
+for c, path, status in zip(pairs[0::3], pairs[1::3], pairs[2::3]):
     with h5py.File(path, "r") as f:
         t, kinetic = f["observables/time"][()], f["observables/kinetic"][()]
-    ax.plot(t, kinetic, label=f"restitution {c}")
+    stopped = f" (stopped at t = {t[-1]:.3g} s, exit {status})" if status != "0" else ""
+    ax.plot(t, kinetic, label=f"restitution {c}{stopped}")
     rows += [(c, ti, ki) for ti, ki in zip(t, kinetic)]
     print(f"restitution {c}: kinetic energy {kinetic[0]:.4g} J at t = 0, {kinetic[-1]:.4g} J at t = {t[-1]:g} s")
 ax.set_xlabel("time (s)")
 ax.set_ylabel("kinetic energy (J)")
 ax.set_yscale("log")
 ax.set_title("granular_box: 900 balls under gravity", fontsize=11)
-ax.legend()
+ax.legend(fontsize=8)
 fig.tight_layout()
 fig.savefig(f"{out}/kinetic_energy.png", dpi=120)
 with open(f"{out}/kinetic_energy.csv", "w") as f:
