@@ -1,7 +1,9 @@
-// Components of the contact graph across ranks, gathered on the owner of their smallest body and resolved there.
+// Components of the contact graph across ranks: gathered on the owner of their smallest body and resolved there, or,
+// above the gather limit, resolved by batches where their bodies live (impact_batches.hpp).
 #include "percussion/methods/rigid/distributed_impact.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -24,6 +26,9 @@ struct ContactRecord {  // a contact, sent by the owner of its designated end
   double normal[3];
   double gap;
 };
+struct SizeRecord {  // a rank's share of a component's size, and the root's total
+  std::int64_t label, bodies, contacts, one_sided;
+};
 struct VelocityRecord {
   std::int64_t id;
   double velocity[3];
@@ -34,11 +39,50 @@ std::int64_t find_root(std::vector<std::int64_t>& parent, std::int64_t x) {
   return x;
 }
 
+// Collective: the components, among those of this rank's owned bodies (`share`: what this rank holds of each, by
+// label), with more moving bodies in total than `limit`. Their roots add up the shares and tell every holder.
+std::map<std::int64_t, BatchComponent> large_components(MPI_Comm comm, std::span<const std::int64_t> owned_ids,
+                                                        std::int64_t bodies,
+                                                        const std::map<std::int64_t, BatchComponent>& share,
+                                                        std::int64_t limit) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<std::int64_t> labels;
+  for (const auto& [l, c] : share) labels.push_back(l);
+  const std::vector<int> root = parallel::find_owners(comm, owned_ids, bodies, labels);
+  std::vector<std::vector<SizeRecord>> up(size);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const BatchComponent& c = share.at(labels[i]);
+    up[root[i]].push_back({labels[i], c.bodies, c.contacts, c.one_sided ? 1 : 0});
+  }
+  std::vector<int> counts;
+  const std::vector<SizeRecord> got = parallel::all_to_all(comm, up, counts);
+  std::map<std::int64_t, SizeRecord> total;
+  for (const SizeRecord& r : got) {
+    SizeRecord& t = total.try_emplace(r.label, SizeRecord{r.label, 0, 0, 0}).first->second;
+    t.bodies += r.bodies;
+    t.contacts += r.contacts;
+    t.one_sided = std::max(t.one_sided, r.one_sided);
+  }
+  std::vector<std::vector<SizeRecord>> down(size);
+  for (int r = 0, at = 0; r < size; ++r)
+    for (int i = 0; i < counts[r]; ++i, ++at) down[r].push_back(total.at(got[at].label));
+  std::map<std::int64_t, BatchComponent> out;
+  for (const SizeRecord& r : parallel::all_to_all(comm, down, counts)) {
+    if (r.bodies <= limit) continue;
+    out[r.label] = BatchComponent{root[static_cast<std::size_t>(
+                                      std::lower_bound(labels.begin(), labels.end(), r.label) - labels.begin())],
+                                  r.bodies, r.contacts, r.one_sided != 0};
+  }
+  return out;
+}
+
 }  // namespace
 
 InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::span<const int> ghost_owner,
                                std::int64_t bodies, std::span<const Contact> contacts, const ComponentSolver& solve,
-                               GatheredContacts* gathered) {
+                               GatheredContacts* gathered, const BatchSettings* batches) {
+  if (gathered) *gathered = GatheredContacts{};
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -118,20 +162,51 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
     }
   }
 
-  // Gather every component on the owner of its label.
+  // Components larger than the gather limit are resolved by batches where their bodies live; the rest, and any
+  // the batches hand back, are gathered whole on the owner of their label.
+  const auto contact_label = [&](std::int64_t i) {
+    const std::int64_t sa = slot_of(contacts[i].a);
+    return label[dynamic(sa) ? sa : slot_of(contacts[i].b)];
+  };
+  std::map<std::int64_t, BatchComponent> batched;
+  BatchOutcome by_batches;
+  std::int64_t touching = 0;  // moving bodies in contact, everywhere: no component is larger
+  if (batches && batches->gather_limit >= 0) {
+    for (std::size_t k = 0; k < owned; ++k) touching += label[k] >= 0 && in_contact[k];
+    MPI_Allreduce(MPI_IN_PLACE, &touching, 1, MPI_INT64_T, MPI_SUM, comm);
+  }
+  if (batches && batches->gather_limit >= 0 && touching > batches->gather_limit) {
+    std::map<std::int64_t, BatchComponent> share;
+    for (std::size_t k = 0; k < owned; ++k)
+      if (label[k] >= 0 && in_contact[k]) ++share[label[k]].bodies;
+    for (std::int64_t i : mine) {
+      BatchComponent& c = share[contact_label(i)];
+      ++c.contacts;
+      c.one_sided = c.one_sided || !dynamic(slot_of(contacts[i].a)) || !dynamic(slot_of(contacts[i].b));
+    }
+    batched = large_components(comm, owned_ids, bodies, share, batches->gather_limit);
+    std::int64_t any = static_cast<std::int64_t>(batched.size());
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT64_T, MPI_MAX, comm);
+    if (any > 0)
+      by_batches =
+          resolve_by_batches(comm, local, owned, ghost_owner, bodies, contacts, label, batched, *batches, gathered);
+    for (std::int64_t l : by_batches.handed_back) batched.erase(l);
+  }
+  const auto is_gathered = [&](std::int64_t l) { return batched.empty() || !batched.count(l); };
+
   std::vector<std::int64_t> labels_needed;
   for (std::size_t k = 0; k < owned; ++k)
-    if (label[k] >= 0 && in_contact[k]) labels_needed.push_back(label[k]);
-  for (std::int64_t i : mine) {
-    const std::int64_t sa = slot_of(contacts[i].a);
-    labels_needed.push_back(label[dynamic(sa) ? sa : slot_of(contacts[i].b)]);
-  }
+    if (label[k] >= 0 && in_contact[k] && is_gathered(label[k])) labels_needed.push_back(label[k]);
+  std::vector<std::int64_t> mine_gathered;
+  for (std::int64_t i : mine)
+    if (is_gathered(contact_label(i))) mine_gathered.push_back(i), labels_needed.push_back(contact_label(i));
+  mine.swap(mine_gathered);
   const std::vector<int> root_of = parallel::find_owners(comm, owned_ids, bodies, labels_needed);
   std::vector<std::vector<BodyRecord>> body_out(size);
   std::vector<std::vector<ContactRecord>> contact_out(size);
   std::size_t q = 0;
   for (std::size_t k = 0; k < owned; ++k) {
-    if (label[k] < 0 || !in_contact[k]) continue;
+    if (label[k] < 0 || !in_contact[k] || !is_gathered(label[k])) continue;
     BodyRecord b{label[k], local.global_id(k), local.mass[k], {}, {}, 0};
     for (int d = 0; d < 3; ++d) b.velocity[d] = local.velocity[k][d], b.position[d] = local.position[k][d];
     body_out[root_of[q++]].push_back(b);
@@ -193,11 +268,11 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
   const Components components = contact_components(batch, batch_contacts);
   InstantResult result = solve(batch, batch_contacts, components);
   if (gathered) {
-    gathered->contacts.clear();
     for (const ContactRecord& r : got_contacts)
       gathered->contacts.push_back({r.a, r.b, Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]), r.gap});
-    gathered->impulses = result.impulses;
-    gathered->implicit_equality = result.implicit_equality;
+    gathered->impulses.insert(gathered->impulses.end(), result.impulses.begin(), result.impulses.end());
+    gathered->implicit_equality.insert(gathered->implicit_equality.end(), result.implicit_equality.begin(),
+                                       result.implicit_equality.end());
   }
 
   // New velocities back to their owners.
@@ -213,8 +288,16 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
   }
 
   // Totals over ranks; the reason of the failed component with the smallest body.
+  const InstantResult& by = by_batches.result;
+  result.components += by.components;
+  result.iterations += by.iterations;
+  result.reflections += by.reflections;
+  result.renormalisations += by.renormalisations;
+  result.largest_component = std::max(result.largest_component, by.largest_component);
+  if (!by.terminated && result.terminated) result.terminated = false, result.reason = by.reason;
   std::int64_t sums[6] = {result.components, result.iterations, result.reflections, result.renormalisations,
-                          result.lineality_dimension, static_cast<std::int64_t>(batch_contacts.size())};
+                          result.lineality_dimension,
+                          static_cast<std::int64_t>(batch_contacts.size()) + by.contacts};
   MPI_Allreduce(MPI_IN_PLACE, sums, 6, MPI_INT64_T, MPI_SUM, comm);
   std::int64_t largest = result.largest_component;
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, comm);

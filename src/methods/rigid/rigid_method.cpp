@@ -2,9 +2,11 @@
 #include "percussion/methods/rigid/rigid_method.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "percussion/core/error.hpp"
 #include "percussion/io/trajectory.hpp"
+#include "percussion/methods/rigid/placement.hpp"
 #include "percussion/parallel/slices.hpp"
 
 namespace percussion::rigid {
@@ -21,14 +23,18 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
-  bodies_ = static_cast<std::int64_t>(scene_.balls.size());
+  // The scene holds this rank's slice of the bodies (create.cpp parses it so); the placement is checked across ranks.
+  bodies_ = scene_.body_count;
   const std::int64_t begin = parallel::share_begin(bodies_, rank, size);
   const std::int64_t end = parallel::share_begin(bodies_, rank + 1, size);
+  if (scene_.first_body != begin || static_cast<std::int64_t>(scene_.balls.size()) != end - begin)
+    throw std::logic_error("rigid: the scene holds bodies [" + std::to_string(scene_.first_body) + ", +" +
+                           std::to_string(scene_.balls.size()) + "), not this rank's slice");
   std::vector<std::int64_t> ids(static_cast<std::size_t>(end - begin));
   for (std::int64_t k = begin; k < end; ++k) ids[k - begin] = k;
   items_.set_owned(std::move(ids));
   for (std::int64_t k = begin; k < end; ++k) {
-    const Ball& b = scene_.balls[k];
+    const Ball& b = scene_.balls[k - begin];
     const std::size_t s = static_cast<std::size_t>(k - begin);
     position_[s] = b.position;
     velocity_[s] = b.fixed ? Eigen::Vector3d::Zero() : b.velocity;
@@ -38,6 +44,7 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
   }
   scene_.balls.clear();  // the state lives in items_
   scene_.balls.shrink_to_fit();
+  check_placement(comm_, scene_, items_, position_, radius_);
   contact_phase_ = timers_.phase("contacts");
   resolve_phase_ = timers_.phase("impact");
   if (!restart_file.empty()) read_checkpoint(restart_file);
@@ -103,8 +110,15 @@ void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
   const ComponentSolver solver = [&](BallState& balls, std::span<const Contact> contacts, const Components& c) {
     return resolve_contacts(balls, scene_.dimension, contacts, c, scene_.impact);
   };
+  const ImpactSettings& s = scene_.impact;
+  BatchSettings batches;
+  const bool pairwise = s.restitution >= 1.0 || s.restitution_model == "pairwise";
+  batches.gather_limit = s.op == Operator::gauss_seidel && pairwise && s.friction == 0.0 ? s.gather_limit : -1;
+  batches.resolve = s.resolve;
+  batches.restitution = s.restitution_model == "pairwise" ? s.restitution : 1.0;
+  batches.hand_back = s.anti_locking;
   last_ = solve_components(comm_, local_, items_.owned(), ghost_owner_, bodies_, contacts_, solver,
-                           resolve_mode() ? &gathered_ : nullptr);
+                           resolve_mode() ? &gathered_ : nullptr, &batches);
   for (std::size_t k = 0; k < items_.owned(); ++k) velocity_[k] = local_.velocity[k];
   reflections_ += last_.reflections;
   iterations_ += last_.iterations;

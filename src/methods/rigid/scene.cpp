@@ -31,7 +31,12 @@ Eigen::Vector3d vector_or(const JsonChecker& c, const std::string& key, int dim,
   return f ? vector_of(*f, dim) : fallback;
 }
 
-void parse_ball(const JsonChecker& b, int dim, std::vector<Ball>& out) {
+// The ids [first, first + count) of an entry that fall in the slice.
+std::pair<std::int64_t, std::int64_t> in_slice(std::int64_t first, std::int64_t count, BodySlice slice) {
+  return {std::max(first, slice.begin), std::min(first + count, slice.end)};
+}
+
+std::int64_t parse_ball(const JsonChecker& b, int dim, std::int64_t first, BodySlice slice, std::vector<Ball>& out) {
   b.expect_object({"type", "position", "velocity", "mass", "radius", "fixed"});
   Ball ball;
   ball.position = vector_of(b.at("position"), dim);
@@ -40,11 +45,14 @@ void parse_ball(const JsonChecker& b, int dim, std::vector<Ball>& out) {
   ball.radius = b.number_or("radius", 1.0, Range::positive());
   ball.fixed = b.boolean_or("fixed", false);
   ball.pointer = b.pointer();
-  out.push_back(ball);
+  if (first >= slice.begin && first < slice.end) out.push_back(ball);
+  return 1;
 }
 
-// Balls on a square (cubic) lattice filling [min, max], x fastest: a granular pack in one entry.
-void parse_lattice(const JsonChecker& b, int dim, std::vector<Ball>& out) {
+// Balls on a square (cubic) lattice filling [min, max], x fastest: a granular pack in one entry. Only the balls of
+// the slice are built; the jitter generator skips the draws of the balls before it.
+std::int64_t parse_lattice(const JsonChecker& b, int dim, std::int64_t first, BodySlice slice,
+                           std::vector<Ball>& out) {
   b.expect_object({"type", "min", "max", "radius", "mass", "spacing", "velocity", "jitter", "seed"});
   const Eigen::Vector3d lo = vector_of(b.at("min"), dim), hi = vector_of(b.at("max"), dim);
   const double r = b.number("radius", Range::positive());
@@ -61,26 +69,29 @@ void parse_lattice(const JsonChecker& b, int dim, std::vector<Ball>& out) {
   }
   const double total = static_cast<double>(count[0]) * static_cast<double>(count[1]) * static_cast<double>(count[2]);
   if (total > 5e8) b.fail("the lattice has " + JsonChecker::format_number(total) + " balls; at most 5e8");
-  for (std::int64_t k = 0; k < count[2]; ++k)
-    for (std::int64_t j = 0; j < count[1]; ++j)
-      for (std::int64_t i = 0; i < count[0]; ++i) {
-        Ball ball;
-        const std::int64_t idx[3] = {i, j, k};
-        for (int a = 0; a < dim; ++a) ball.position[a] = lo[a] + r + spacing * static_cast<double>(idx[a]);
-        ball.velocity = velocity;
-        for (int a = 0; a < dim && jitter > 0; ++a) {
-          // Uniform in [-jitter, jitter] from the raw generator: the same balls with every standard library.
-          ball.velocity[a] += jitter * (2.0 * static_cast<double>(rng() >> 11) * 0x1.0p-53 - 1.0);
-        }
-        ball.mass = mass;
-        ball.radius = r;
-        ball.pointer = b.pointer();
-        out.push_back(ball);
-      }
+  const std::int64_t n = count[0] * count[1] * count[2];
+  const auto [begin, end] = in_slice(first, n, slice);
+  if (jitter > 0 && begin < end) rng.discard(static_cast<unsigned long long>((begin - first) * dim));
+  for (std::int64_t id = begin; id < end; ++id) {
+    const std::int64_t q = id - first;
+    const std::int64_t idx[3] = {q % count[0], q / count[0] % count[1], q / (count[0] * count[1])};
+    Ball ball;
+    for (int a = 0; a < dim; ++a) ball.position[a] = lo[a] + r + spacing * static_cast<double>(idx[a]);
+    ball.velocity = velocity;
+    for (int a = 0; a < dim && jitter > 0; ++a) {
+      // Uniform in [-jitter, jitter] from the raw generator: the same balls with every standard library.
+      ball.velocity[a] += jitter * (2.0 * static_cast<double>(rng() >> 11) * 0x1.0p-53 - 1.0);
+    }
+    ball.mass = mass;
+    ball.radius = r;
+    ball.pointer = b.pointer();
+    out.push_back(ball);
+  }
+  return n;
 }
 
 // Touching balls along a segment, from `from` to `to` (a row of fixed balls makes a hopper's side).
-void parse_line(const JsonChecker& b, int dim, std::vector<Ball>& out) {
+std::int64_t parse_line(const JsonChecker& b, int dim, std::int64_t first, BodySlice slice, std::vector<Ball>& out) {
   b.expect_object({"type", "from", "to", "radius", "mass", "fixed"});
   const Eigen::Vector3d from = vector_of(b.at("from"), dim), to = vector_of(b.at("to"), dim);
   const double r = b.number("radius", Range::positive());
@@ -89,7 +100,8 @@ void parse_line(const JsonChecker& b, int dim, std::vector<Ball>& out) {
   const double length = (to - from).norm();
   if (length / (2.0 * r) > 5e8) b.fail("the line has more than 5e8 balls");
   const auto count = static_cast<std::int64_t>(std::floor(length / (2.0 * r) + 1e-9)) + 1;
-  for (std::int64_t i = 0; i < count; ++i) {
+  const auto [begin, end] = in_slice(first, count, slice);
+  for (std::int64_t i = begin - first; i < end - first; ++i) {
     Ball ball;
     ball.position = count == 1 ? from : from + (to - from) * (2.0 * r * static_cast<double>(i) / length);
     ball.mass = mass;
@@ -98,6 +110,7 @@ void parse_line(const JsonChecker& b, int dim, std::vector<Ball>& out) {
     ball.pointer = b.pointer();
     out.push_back(ball);
   }
+  return count;
 }
 
 // Balls may touch but not overlap beyond the contact tolerance, and none may reach behind a wall.
@@ -125,24 +138,26 @@ void check_placement(const RigidScene& s, const JsonChecker& root) {
   }
   geometry::CellList cells;
   cells.build(points, 2.0 * r_max * 1.01);
-  std::string problem;
+  // The lowest pair of ids, as the check across ranks (placement.hpp) names it.
+  std::pair<std::size_t, std::size_t> worst{SIZE_MAX, SIZE_MAX};
+  double overlap = 0;
   cells.for_each_pair(2.0 * r_max, [&](std::size_t i, std::size_t j, double d2) {
-    if (!problem.empty()) return;
-    const Ball &a = s.balls[std::min(i, j)], &b = s.balls[std::max(i, j)];
-    const double gap = std::sqrt(d2) - a.radius - b.radius;
-    if (gap < -tol * std::min(a.radius, b.radius)) {
-      std::ostringstream o;
-      o << "balls " << std::min(i, j) << " (" << a.pointer << ") and " << std::max(i, j) << " (" << b.pointer
-        << ") overlap by " << -gap << " (more than contact_tolerance " << tol << " x the smaller radius)";
-      problem = o.str();
-    }
+    const std::pair<std::size_t, std::size_t> pair{std::min(i, j), std::max(i, j)};
+    const double gap = std::sqrt(d2) - s.balls[i].radius - s.balls[j].radius;
+    if (gap < -tol * std::min(s.balls[i].radius, s.balls[j].radius) && pair < worst) worst = pair, overlap = -gap;
   });
-  if (!problem.empty()) root.fail_at("bodies", problem);
+  if (worst.first != SIZE_MAX) {
+    std::ostringstream o;
+    o << "balls " << worst.first << " (" << s.balls[worst.first].pointer << ") and " << worst.second << " ("
+      << s.balls[worst.second].pointer << ") overlap by " << overlap << " (more than contact_tolerance " << tol
+      << " x the smaller radius)";
+    root.fail_at("bodies", o.str());
+  }
 }
 
 }  // namespace
 
-RigidScene parse_scene(const Scene& common) {
+RigidScene parse_scene(const Scene& common, BodySlice slice) {
   common.expect_keys({"mode", "dimension", "bodies", "walls", "impact", "gravity", "integrator"});
   RigidScene s;
   static_cast<Scene&>(s) = common;
@@ -164,10 +179,17 @@ RigidScene parse_scene(const Scene& common) {
     b.expect_object({"type", "position", "velocity", "mass", "radius", "fixed", "min", "max", "spacing", "jitter",
                      "seed", "from", "to"});
     const std::string type = b.choice("type", {"ball", "ball_lattice", "ball_line"}, "body type");
-    if (type == "ball") parse_ball(b, dim, s.balls);
-    else if (type == "ball_lattice") parse_lattice(b, dim, s.balls);
-    else parse_line(b, dim, s.balls);
+    BodyEntry e;
+    e.first = s.body_count;
+    e.pointer = b.pointer();
+    if (type == "ball") e.count = parse_ball(b, dim, e.first, slice, s.balls);
+    else if (type == "ball_lattice") e.count = parse_lattice(b, dim, e.first, slice, s.balls);
+    else e.count = parse_line(b, dim, e.first, slice, s.balls);
+    if (b.boolean_or("fixed", false)) e.fixed = e.count;
+    s.body_count += e.count;
+    s.entries.push_back(e);
   }
+  s.first_body = std::clamp(slice.begin, std::int64_t{0}, s.body_count);
   for (const JsonChecker& w : root.optional_array("walls")) {
     w.expect_object({"point", "normal"});
     Wall wall;
@@ -180,7 +202,8 @@ RigidScene parse_scene(const Scene& common) {
 
   if (const auto c = root.optional_object("impact", {"operator", "order", "seed", "tolerance", "contact_tolerance",
                                                      "restitution", "restitution_model", "anti_locking",
-                                                     "friction", "max_reflections", "max_iterations"})) {
+                                                     "friction", "max_reflections", "max_iterations",
+                                                     "gather_limit"})) {
     const std::string op =
         c->choice_or("operator", "gauss_seidel", {"gauss_seidel", "generalized_reflections"}, "impact operator");
     s.impact.op = op == "gauss_seidel" ? Operator::gauss_seidel : Operator::generalized_reflections;
@@ -206,10 +229,18 @@ RigidScene parse_scene(const Scene& common) {
         c->integer_or("max_reflections", s.impact.resolve.max_reflections, Range::at_least(1));
     s.impact.resolve.max_iterations =
         c->integer_or("max_iterations", s.impact.resolve.max_iterations, Range::at_least(1));
+    s.impact.gather_limit = c->integer_or("gather_limit", s.impact.gather_limit, Range::at_least(0));
   }
   s.impact.lineality_first = s.mode == "resolve";
-  check_placement(s, root);
+  // A whole scene is checked here; a slice is checked across ranks when the method starts (placement.hpp).
+  if (s.first_body == 0 && static_cast<std::int64_t>(s.balls.size()) == s.body_count) check_placement(s, root);
   return s;
+}
+
+const std::string& entry_pointer(const RigidScene& scene, std::int64_t id) {
+  const auto after = std::upper_bound(scene.entries.begin(), scene.entries.end(), id,
+                                      [](std::int64_t x, const BodyEntry& e) { return x < e.first; });
+  return std::prev(after)->pointer;
 }
 
 }  // namespace percussion::rigid

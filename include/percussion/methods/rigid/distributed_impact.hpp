@@ -2,7 +2,8 @@
 // One instant's impacts across ranks (notes 003 §6): contacts found by the ranks that own their bodies, components
 // of the contact graph labelled by their smallest body id (labels spread through ghosts until no rank lowers one),
 // each component gathered on the rank owning that body and resolved there in contact order, exactly as on one rank,
-// and the new velocities sent back to their owners. Never a merge of ghost updates (a Jacobi step).
+// and the new velocities sent back to their owners; components with more moving bodies than the gather limit are
+// resolved by independent-set batches instead (impact_batches.hpp). Never a merge of ghost updates (a Jacobi step).
 #include <mpi.h>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "percussion/methods/rigid/contacts.hpp"
+#include "percussion/methods/rigid/impact_batches.hpp"
 #include "percussion/methods/rigid/resolve.hpp"
 
 namespace percussion::rigid {
@@ -32,9 +34,10 @@ struct GatheredContacts {
 // `ghost_owner` the rank owning each ghost (the item container's);
 // `contacts` those found among them, ends as global ids. Velocities of owned bodies are updated. Returns the totals
 // over ranks (terminated only if every component terminated; otherwise the reason the lowest rank with a failed
-// component gives); `gathered`, if given, receives what this rank resolved as a root.
+// component gives); `gathered`, if given, receives what this rank resolved as a root (and, for components resolved
+// by batches, the contacts it speaks for). `batches`: how large components are resolved (null: all gathered).
 InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owned, std::span<const int> ghost_owner,
                                std::int64_t bodies, std::span<const Contact> contacts, const ComponentSolver& solve,
-                               GatheredContacts* gathered = nullptr);
+                               GatheredContacts* gathered = nullptr, const BatchSettings* batches = nullptr);
 
 }  // namespace percussion::rigid

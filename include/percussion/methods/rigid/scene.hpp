@@ -11,7 +11,7 @@
 
 namespace percussion::rigid {
 
-// One ball of the scene, after lattices are expanded: its index in `balls` is its global id.
+// One ball of the scene, after lattices are expanded: its global id is first_body + its index in `balls`.
 struct Ball {
   Eigen::Vector3d position = Eigen::Vector3d::Zero();  // z = 0 in 2D
   Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
@@ -19,6 +19,18 @@ struct Ball {
   double radius = 1.0;
   bool fixed = false;
   std::string pointer;  // JSON pointer of the entry it came from, for messages
+};
+
+// An entry of `bodies`: the global ids [first, first + count) it stands for (a lattice or line: many), how many are
+// fixed, and its JSON pointer, for messages about any of them.
+struct BodyEntry {
+  std::int64_t first = 0, count = 0, fixed = 0;
+  std::string pointer;
+};
+
+// The global ids [begin, end) whose balls a rank builds: generated bodies are never expanded beyond a rank's slice.
+struct BodySlice {
+  std::int64_t begin = 0, end = INT64_MAX;
 };
 
 struct Wall {
@@ -42,12 +54,18 @@ struct ImpactSettings {
   // reflections without finishing (time stepping: the program is costly, and rarely needed, on large components).
   bool lineality_first = true;
   double friction = 0.0;                 // Coulomb μ of the one-way friction post-pass (notes Alg. J3)
+  // Components with more moving bodies are resolved by independent-set batches where their bodies live (Gauss–Seidel
+  // without energetic restitution or friction, whose programs need the whole component); smaller ones are gathered.
+  std::int64_t gather_limit = 100000;
 };
 
 struct RigidScene : Scene {
   std::string mode = "step";  // "resolve" | "step"
   int dimension = 3;
-  std::vector<Ball> balls;
+  std::int64_t body_count = 0;    // all bodies of the scene
+  std::vector<BodyEntry> entries;  // per entry of `bodies`
+  std::int64_t first_body = 0;     // the global id of balls[0]
+  std::vector<Ball> balls;         // the slice asked for, in id order
   std::vector<Wall> walls;
   ImpactSettings impact;
   Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
@@ -55,8 +73,12 @@ struct RigidScene : Scene {
   double time_step = 0;  // step mode: time.step
 };
 
-// Parses and checks the method's sections; InputError "<file>: <pointer>: <what>" at the first problem, including
-// balls that overlap beyond the contact tolerance or lie behind a wall.
-RigidScene parse_scene(const Scene& common);
+// Parses and checks the method's sections, building the balls of `slice` only; InputError "<file>: <pointer>: <what>"
+// at the first problem, including (when the slice is the whole scene) balls that overlap beyond the contact tolerance
+// or lie behind a wall.
+RigidScene parse_scene(const Scene& common, BodySlice slice = {});
+
+// The JSON pointer of the entry that body `id` comes from.
+const std::string& entry_pointer(const RigidScene& scene, std::int64_t id);
 
 }  // namespace percussion::rigid
