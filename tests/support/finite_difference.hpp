@@ -46,12 +46,12 @@ Eigen::Matrix<double, D, 1> point(const Eigen::Matrix<double, N, 1>& x, int i) {
 }
 
 // Expects value f, gradient g and Hessian H (callables on the stencil) to agree with central differences of
-// step h at x, to relative error tol.
+// step h at x, to relative error tol (relative to at least `floor`, for derivatives that vanish).
 template <int N, class F, class G, class H>
 void expect_derivatives(F&& f, G&& g, H&& hess, const Eigen::Matrix<double, N, 1>& x, double h, double tol,
-                        const std::string& what = "") {
-  EXPECT_LT(relative_error(g(x), fd_gradient<N>(f, x, h)), tol) << what;
-  EXPECT_LT(relative_error(hess(x), fd_jacobian<N>(g, x, h)), tol) << what;
+                        const std::string& what = "", double floor = 1e-12) {
+  EXPECT_LT(relative_error(g(x), fd_gradient<N>(f, x, h), floor), tol) << what;
+  EXPECT_LT(relative_error(hess(x), fd_jacobian<N>(g, x, h), floor), tol) << what;
 }
 
 // Seeded random points: coordinates uniform in [-1, 1].
