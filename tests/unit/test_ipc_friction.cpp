@@ -135,7 +135,9 @@ TEST(IpcFriction, ForceMagnitudeAndDirection) {
     EXPECT_NEAR(force.segment<3>(0).norm(), mu * N * friction_f1(y, eta), 1e-12);
     EXPECT_NEAR(force.segment<3>(0).normalized().dot(-tangential.normalized()), 1.0, 1e-12);
     EXPECT_LT((force.segment<3>(0) + force.segment<3>(3) + force.segment<3>(6) + force.segment<3>(9)).norm(), 1e-13);
-    if (y >= eta) EXPECT_NEAR(force.segment<3>(0).norm(), mu * N, 1e-12);
+    if (y >= eta) {
+      EXPECT_NEAR(force.segment<3>(0).norm(), mu * N, 1e-12);
+    }
   }
   // 2D: a point sliding along a fixed edge.
   const Vec<2> q(0.3, 0.05), e0(0, 0), e1(1, 0);
