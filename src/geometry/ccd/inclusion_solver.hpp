@@ -109,14 +109,22 @@ CcdResult solve(const Problem& q, const CcdOptions& options) {
     double f[C][D];
     q.corners(b, f);
     bool excluded = false;
-    for (int i = 0; i < D && !excluded; ++i) {
-      double lo = f[0][i], hi = f[0][i];
-      for (int c = 1; c < C; ++c) lo = std::fmin(lo, f[c][i]), hi = std::fmax(hi, f[c][i]);
-      excluded = lo > q.limit[i] || hi < -q.limit[i];
+    double lo[D], hi[D];
+    for (int i = 0; i < D; ++i) {
+      lo[i] = hi[i] = f[0][i];
+      for (int c = 1; c < C; ++c) lo[i] = std::fmin(lo[i], f[c][i]), hi[i] = std::fmax(hi[i], f[c][i]);
+      excluded = excluded || lo[i] > q.limit[i] || hi[i] < -q.limit[i];
     }
     if (excluded) continue;
     double n[D];
     if (q.direction(b, n) && separated_along<D, C>(n, f, q.min_distance, q.error)) continue;
+    // F at the box's centre (the mean of the corners, F being multilinear) points from one primitive to the
+    // other: along it, near misses of parallel or degenerate primitives separate once the box is small.
+    for (int i = 0; i < D; ++i) {
+      n[i] = 0;
+      for (int c = 0; c < C; ++c) n[i] += f[c][i];
+    }
+    if (separated_along<D, C>(n, f, q.min_distance, q.error)) continue;
     int split = -1;
     double worst = 1.0;
     for (int k = 0; k < P; ++k) {
