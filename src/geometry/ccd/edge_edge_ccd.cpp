@@ -27,18 +27,18 @@ struct EdgeEdge : ccd_detail::QueryData<4, 3, 3> {
     }
   }
 
-  // The common normal of the two edges at the box's middle time.
-  bool direction(const ccd_detail::Box& b, double n[3]) const {
+  // At the box's middle time: the common normal of the edges and each edge's normal in their common plane.
+  int directions(const ccd_detail::Box& b, double n[4][3]) const {
     const double t = 0.5 * (b.lo[0] + b.hi[0]);
     double ea[3], ec[3];
     for (int i = 0; i < 3; ++i) {
       ea[i] = x0[1][i] + t * dx[1][i] - (x0[0][i] + t * dx[0][i]);
       ec[i] = x0[3][i] + t * dx[3][i] - (x0[2][i] + t * dx[2][i]);
     }
-    n[0] = ea[1] * ec[2] - ea[2] * ec[1];
-    n[1] = ea[2] * ec[0] - ea[0] * ec[2];
-    n[2] = ea[0] * ec[1] - ea[1] * ec[0];
-    return true;
+    ccd_detail::cross(ea, ec, n[0]);
+    ccd_detail::cross(n[0], ea, n[1]);
+    ccd_detail::cross(n[0], ec, n[2]);
+    return 3;
   }
 };
 

@@ -49,8 +49,9 @@ inline double parameter_tolerance(double tolerance, double rate) {
 // Problem: kParams (2 or 3), kDims, and
 //   bool outside(const Box&)                  (the box lies outside the parameter domain, e.g. u + v > 1)
 //   void corners(const Box&, double f[][kDims]) (F at the 2^kParams corners, in the order error_bound() counts)
-//   bool direction(const Box&, double n[kDims]) (a direction along which contacts are likely separated, e.g. the
-//                                              face normal; any direction is valid, false for none)
+//   int directions(const Box&, double n[4][kDims]) (up to 4 directions along which near misses are likely
+//                                              separated, e.g. the face normal and the in-plane edge normals, as
+//                                              in the separating axis theorem; any direction is valid)
 //   double min_distance, error[kDims] (error_bound()), limit[kDims] (threshold()), tolerance[kParams]
 
 // Along a fixed direction n, n . F is multilinear too, so its corner values bound it; a contact within
@@ -116,15 +117,18 @@ CcdResult solve(const Problem& q, const CcdOptions& options) {
       excluded = excluded || lo[i] > q.limit[i] || hi[i] < -q.limit[i];
     }
     if (excluded) continue;
-    double n[D];
-    if (q.direction(b, n) && separated_along<D, C>(n, f, q.min_distance, q.error)) continue;
+    double n[4][D];
+    const int directions = q.directions(b, n);
+    bool separated = false;
+    for (int k = 0; k < directions && !separated; ++k) separated = separated_along<D, C>(n[k], f, q.min_distance, q.error);
+    if (separated) continue;
     // F at the box's centre (the mean of the corners, F being multilinear) points from one primitive to the
     // other: along it, near misses of parallel or degenerate primitives separate once the box is small.
     for (int i = 0; i < D; ++i) {
-      n[i] = 0;
-      for (int c = 0; c < C; ++c) n[i] += f[c][i];
+      n[0][i] = 0;
+      for (int c = 0; c < C; ++c) n[0][i] += f[c][i];
     }
-    if (separated_along<D, C>(n, f, q.min_distance, q.error)) continue;
+    if (separated_along<D, C>(n[0], f, q.min_distance, q.error)) continue;
     int split = -1;
     double worst = 1.0;
     for (int k = 0; k < P; ++k) {
@@ -146,6 +150,12 @@ CcdResult solve(const Problem& q, const CcdOptions& options) {
   result.hit = false;
   result.toi = 1.0;
   return result;
+}
+
+inline void cross(const double a[3], const double b[3], double n[3]) {
+  n[0] = a[1] * b[2] - a[2] * b[1];
+  n[1] = a[2] * b[0] - a[0] * b[2];
+  n[2] = a[0] * b[1] - a[1] * b[0];
 }
 
 // What every query type holds: start and displacement (t1 - t0) of its N points, and the search's bounds.

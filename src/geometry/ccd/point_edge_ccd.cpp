@@ -23,14 +23,13 @@ struct PointEdge : ccd_detail::QueryData<3, 2, 2> {
     }
   }
 
-  // The edge's normal at the box's middle time.
-  bool direction(const ccd_detail::Box& b, double n[2]) const {
+  // At the box's middle time: the edge's normal and its direction (which separates collinear near misses).
+  int directions(const ccd_detail::Box& b, double n[4][2]) const {
     const double t = 0.5 * (b.lo[0] + b.hi[0]);
-    double e[2];
-    for (int i = 0; i < 2; ++i) e[i] = x0[2][i] + t * dx[2][i] - (x0[1][i] + t * dx[1][i]);
-    n[0] = -e[1];
-    n[1] = e[0];
-    return true;
+    for (int i = 0; i < 2; ++i) n[1][i] = x0[2][i] + t * dx[2][i] - (x0[1][i] + t * dx[1][i]);
+    n[0][0] = -n[1][1];
+    n[0][1] = n[1][0];
+    return 2;
   }
 };
 

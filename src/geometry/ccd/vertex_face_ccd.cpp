@@ -27,19 +27,17 @@ struct VertexFace : ccd_detail::QueryData<4, 3, 3> {
     }
   }
 
-  // The face normal at the box's middle time.
-  bool direction(const ccd_detail::Box& b, double n[3]) const {
+  // At the box's middle time: the face normal and the normals of the three edges in the face's plane.
+  int directions(const ccd_detail::Box& b, double n[4][3]) const {
     const double t = 0.5 * (b.lo[0] + b.hi[0]);
-    double e1[3], e2[3];
+    double e[3][3];  // b - a, c - b, a - c
     for (int i = 0; i < 3; ++i) {
-      const double a = x0[1][i] + t * dx[1][i];
-      e1[i] = x0[2][i] + t * dx[2][i] - a;
-      e2[i] = x0[3][i] + t * dx[3][i] - a;
+      const double a = x0[1][i] + t * dx[1][i], bb = x0[2][i] + t * dx[2][i], c = x0[3][i] + t * dx[3][i];
+      e[0][i] = bb - a, e[1][i] = c - bb, e[2][i] = a - c;
     }
-    n[0] = e1[1] * e2[2] - e1[2] * e2[1];
-    n[1] = e1[2] * e2[0] - e1[0] * e2[2];
-    n[2] = e1[0] * e2[1] - e1[1] * e2[0];
-    return true;
+    ccd_detail::cross(e[0], e[1], n[0]);
+    for (int k = 0; k < 3; ++k) ccd_detail::cross(n[0], e[k], n[k + 1]);
+    return 4;
   }
 };
 
