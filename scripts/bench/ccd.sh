@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Continuous collision detection on generated CCD-Query-IO sets with exact answers (random, near-touching,
-# parallel, constructed; vertex-face and edge-edge): `percussion ccd` on each, its mean microseconds per query,
-# false negatives (goal 0) and false positives. Goal: under 10 us per query.
+# parallel, constructed; vertex-face and edge-edge): `percussion ccd` on each, its mean microseconds per query
+# (wall clock and process CPU time), false negatives (goal 0) and false positives. Goal: under 10 us per query.
 # Usage: scripts/bench/ccd.sh
 # Environment: BUILD_DIR (default build; percussion and ccd_query_sets are built there unless
 # PERCUSSION_BENCH_NO_BUILD=1), COUNT (queries per set, default 10000), SEED (default 1), MIN_DISTANCE (default 0),
@@ -37,28 +37,31 @@ for set in random near parallel constructed; do
       { echo "bench: percussion ccd failed on $file" >&2; trap - EXIT; exit 1; }
     tail -n 1 "$work/out.txt" | "$python" -c '
 import json, re, sys
-m = re.match(r"summary: (\d+) queries, false negatives (\d+), false positives (\d+), mean ([0-9.]+) us per query",
-             sys.stdin.read())
-q, fn, fp, us = int(m[1]), int(m[2]), int(m[3]), float(m[4])
+m = re.match(r"summary: (\d+) queries, false negatives (\d+), false positives (\d+), mean ([0-9.]+) us per query "
+             r"\(([0-9.]+) us CPU\)", sys.stdin.read())
+q, fn, fp, us, cpu = int(m[1]), int(m[2]), int(m[3]), float(m[4]), float(m[5])
 print(json.dumps({"set": sys.argv[1], "type": sys.argv[2], "queries": q, "false_negatives": fn,
-                  "false_positives": fp, "mean_us": us}))' "$set" "$type" >>"$work/rows.jsonl"
+                  "false_positives": fp, "mean_us": us, "mean_cpu_us": cpu}))' "$set" "$type" >>"$work/rows.jsonl"
   done
 done
 
 "$python" - "$work/rows.jsonl" "$work/figures.json" "$min_distance" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-print(f"{'set':12s} {'type':12s} {'queries':>8s} {'false neg':>9s} {'false pos':>9s} {'us/query':>9s}")
+print(f"{'set':12s} {'type':12s} {'queries':>8s} {'false neg':>9s} {'false pos':>9s} {'us/query':>9s} {'CPU us':>9s}")
 for r in rows:
     print(f"{r['set']:12s} {r['type']:12s} {r['queries']:8d} {r['false_negatives']:9d} {r['false_positives']:9d} "
-          f"{r['mean_us']:9.3f}")
+          f"{r['mean_us']:9.3f} {r['mean_cpu_us']:9.3f}")
 total = sum(r["queries"] for r in rows)
 mean = sum(r["mean_us"] * r["queries"] for r in rows) / max(total, 1)
+cpu = sum(r["mean_cpu_us"] * r["queries"] for r in rows) / max(total, 1)
+random = [r for r in rows if r["set"] == "random"]
+random_cpu = sum(r["mean_cpu_us"] * r["queries"] for r in random) / max(sum(r["queries"] for r in random), 1)
 fn = sum(r["false_negatives"] for r in rows)
-print(f"all: {total} queries, mean {mean:.3f} us per query, false negatives {fn}, "
-      f"false positives {sum(r['false_positives'] for r in rows)}")
-json.dump({"rows": rows, "min_distance": float(sys.argv[3]), "mean_us": mean, "false_negatives": fn},
-          open(sys.argv[2], "w"))
+print(f"all: {total} queries, mean {mean:.3f} us per query ({cpu:.3f} us CPU; random sets {random_cpu:.3f} us CPU), "
+      f"false negatives {fn}, false positives {sum(r['false_positives'] for r in rows)}")
+json.dump({"rows": rows, "min_distance": float(sys.argv[3]), "mean_us": mean, "mean_cpu_us": cpu,
+           "random_mean_cpu_us": random_cpu, "false_negatives": fn}, open(sys.argv[2], "w"))
 PY
 "$python" "$root/scripts/bench/record.py" ccd "$work/figures.json" --load "$load_before" \
   --build-dir "$build_dir" --env COUNT SEED MIN_DISTANCE -- scripts/bench/ccd.sh "$@"

@@ -12,7 +12,7 @@ for set in constructed random near parallel; do
     # One line per query, in order, then the summary; no false negative.
     [ "$(grep -cE '^[01]$' <<<"$OUT")" -eq "$queries" ] || fail "$file: expected $queries answer lines: $OUT"
     expect_output "summary: $queries queries, false negatives 0, false positives "
-    expect_output " us per query"
+    expect_output " us per query ("
     # Every answer line agrees with the file's ground truth where the truth is 1.
     truth=$(awk -F, 'NR % 8 == 1 {print $7}' "$file")
     paste <(echo "$truth") <(grep -E '^[01]$' <<<"$OUT") | awk '$1 == 1 && $2 != 1 {exit 1}' ||
