@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -58,6 +59,23 @@ TEST(PlexMeshGmsh, FileWrittenByGmshReadsBackAsTheGeneratedMesh) {
   }
 }
 
+// Files the gmsh program wrote (tests/data/mesh/*.geo say how): format 2.2 with physical faces, and format 4.1
+// without physical groups, where points and lines are saved next to the cells.
+TEST(PlexMeshGmsh, FilesFromTheGmshProgramRead) {
+  const char* source = std::getenv("PERCUSSION_SOURCE_DIR");
+  const std::string dir = std::string(source ? source : ".") + "/tests/data/mesh/";
+  for (const auto& [file, volume] : {std::pair{"box_1x2x3_msh22.msh", 6.0}, std::pair{"rectangle_2x1.msh", 2.0}}) {
+    const std::vector<MeshBody> body{MeshBody{GmshFileShape{dir + file}, {}, 0}};
+    const PlexMesh mesh = build_plex_mesh(MPI_COMM_WORLD, body);
+    EXPECT_NEAR(plex_test::total_volume(MPI_COMM_WORLD, mesh), volume, 1e-12) << file;
+    EXPECT_NEAR(plex_test::divergence_volume(MPI_COMM_WORLD, mesh), volume, 1e-12) << file;
+    if (plex_test::rank_of(MPI_COMM_WORLD) != 0) continue;
+    const PlexMesh one = build_plex_mesh(MPI_COMM_SELF, body);
+    EXPECT_EQ(mesh.global_boundary_face_count, one.global_boundary_face_count) << file;
+    EXPECT_EQ(mesh.global_vertex_count, one.global_vertex_count) << file;
+  }
+}
+
 TEST(PlexMeshGmsh, MissingFileIsAnInputErrorNamingIt) {
   const std::string path = scratch("does_not_exist.msh");
   const std::string message = build_error(path);
@@ -66,23 +84,31 @@ TEST(PlexMeshGmsh, MissingFileIsAnInputErrorNamingIt) {
 
 TEST(PlexMeshGmsh, MalformedFileIsAnInputErrorNamingIt) {
   const std::string path = scratch("malformed.msh");
-  const std::vector<std::string> contents{
-      "this is not a mesh\n",
-      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n2 1 0 3\n1\n2\n3\n0 0 0\n1 0\n",  // cut short
-  };
-  for (const std::string& text : contents) {
-    if (plex_test::rank_of(MPI_COMM_WORLD) == 0) std::ofstream(path) << text;
+  // Not a mesh at all, then a mesh Gmsh wrote cut off in its nodes and in its elements.
+  for (double kept : {0.0, 0.3, 0.9}) {
+    if (plex_test::rank_of(MPI_COMM_WORLD) == 0) {
+      if (kept == 0) {
+        std::ofstream(path) << "this is not a mesh\n";
+      } else {
+        write_gmsh_file(BallShape{1, 0.5}, path);
+        const auto size = static_cast<double>(std::filesystem::file_size(path));
+        std::filesystem::resize_file(path, static_cast<std::uintmax_t>(kept * size));
+      }
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     const std::string message = build_error(path);
-    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(path), std::string::npos) << "kept " << kept << ": " << message;
     MPI_Barrier(MPI_COMM_WORLD);
   }
   if (plex_test::rank_of(MPI_COMM_WORLD) == 0) std::remove(path.c_str());
 }
 
-TEST(PlexMeshGmsh, BodiesOfDifferentDimensionsAreAnInputError) {
+TEST(PlexMeshGmsh, MixedDimensionsReflectionsAndUnknownPartitionersAreInputErrors) {
   std::vector<MeshBody> bodies{MeshBody{DiskShape{1, 0.5}, {}, 0}, MeshBody{BallShape{1, 0.5}, {}, 1}};
   EXPECT_THROW(build_plex_mesh(MPI_COMM_WORLD, bodies), InputError);
+  std::vector<MeshBody> disk{MeshBody{DiskShape{1, 0.5}, {}, 0}};
+  EXPECT_THROW(build_plex_mesh(MPI_COMM_WORLD, disk, MeshOptions{"shell", 0}), InputError);
+  EXPECT_THROW(build_plex_mesh(MPI_COMM_WORLD, disk, MeshOptions{"no-such-partitioner", 0}), InputError);
   std::vector<MeshBody> reflected{MeshBody{DiskShape{1, 0.5}, {}, 0}};
   reflected[0].placement.rotation(0, 0) = -1;
   EXPECT_THROW(build_plex_mesh(MPI_COMM_WORLD, reflected), InputError);

@@ -79,6 +79,29 @@ Scene compose(std::span<const MeshBody> bodies) {
   return scene;
 }
 
+// PETSc registers every partitioner type, but those of packages it was built without fail only when they run.
+void check_partitioner(PetscPartitioner partitioner) {
+  PetscPartitionerType type = nullptr;
+  check(PetscPartitionerGetType(partitioner, &type), "PetscPartitionerGetType");
+  std::vector<std::string> available{PETSCPARTITIONERSIMPLE, PETSCPARTITIONERGATHER, PETSCPARTITIONERMATPARTITIONING};
+#if defined(PETSC_HAVE_PTSCOTCH)
+  available.emplace_back(PETSCPARTITIONERPTSCOTCH);
+#endif
+#if defined(PETSC_HAVE_PARMETIS)
+  available.emplace_back(PETSCPARTITIONERPARMETIS);
+#endif
+#if defined(PETSC_HAVE_CHACO)
+  available.emplace_back(PETSCPARTITIONERCHACO);
+#endif
+  std::string list;
+  for (const std::string& name : available) {
+    if (name == type) return;
+    list += (list.empty() ? "" : ", ") + name;
+  }
+  throw InputError(std::string("mesh: partitioner \"") + type + "\" is not available in this PETSc (available: " + list +
+                   ")");
+}
+
 // Sends the serial number of every point along a migration SF (roots: old points, leaves: new points).
 std::vector<PetscInt> migrate(PetscSF sf, DM target, const std::vector<PetscInt>& serial_point) {
   PetscInt p_start = 0, p_end = 0;
@@ -152,6 +175,7 @@ PlexMesh build_plex_mesh(MPI_Comm comm, std::span<const MeshBody> bodies, const 
     throw InputError("mesh: partitioner \"" + options.partitioner + "\" is not available in this PETSc");
   }
   check(PetscPartitionerSetFromOptions(partitioner), "PetscPartitionerSetFromOptions");
+  check_partitioner(partitioner);
   SCOTCH_randomReset();
   PetscSF migration = nullptr;
   DM distributed = nullptr;

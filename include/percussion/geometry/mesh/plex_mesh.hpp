@@ -30,7 +30,9 @@ class PlexDm {
 };
 
 struct MeshOptions {
-  std::string partitioner = "ptscotch";  // a PetscPartitionerType; -petscpartitioner_type overrides it
+  // ptscotch, simple, gather or matpartitioning in Debian's PETSc (parmetis, chaco where PETSc has them);
+  // -petscpartitioner_type overrides it.
+  std::string partitioner = "ptscotch";
   int overlap = 0;                        // layers of cells shared with neighbouring ranks
 };
 
