@@ -47,6 +47,46 @@ void expect_owned_rows_in_range(const PlexMesh& mesh, const DisplacementSpace& s
   }
 }
 
+// Every owned cell adds a block of ones over its dofs (vertices, then edges for P2) to DMCreateMatrix's matrix
+// without a new allocation; then the entries sum to cells * (dofs per cell)^2.
+void expect_cells_assemble(const PlexMesh& mesh, const DisplacementSpace& space) {
+  Mat matrix = nullptr;
+  ASSERT_EQ(DMCreateMatrix(space.dm.get(), &matrix), 0);
+  MatSetOption(matrix, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE);
+  const int d = mesh.dim;
+  const int edges = space.order == 2 ? mesh.edges_per_cell() : 0;
+  const int n = d * (d + 1 + edges);
+  const std::vector<PetscScalar> ones(static_cast<std::size_t>(n * n), 1.0);
+  PetscErrorCode code = 0;
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  for (PetscInt c = 0; c < mesh.owned_cell_count && code == 0; ++c) {
+    std::vector<PetscInt> rows;
+    for (int i = 0; i <= d; ++i) {
+      const PetscInt first = space.vertex_dof[static_cast<std::size_t>(mesh.cell_vertices[static_cast<std::size_t>(c * (d + 1) + i)])];
+      for (int k = 0; k < d; ++k) rows.push_back(first + k);
+    }
+    for (int i = 0; i < edges; ++i) {
+      const PetscInt first = space.edge_dof[static_cast<std::size_t>(mesh.cell_edges[static_cast<std::size_t>(c * edges + i)])];
+      for (int k = 0; k < d; ++k) rows.push_back(first + k);
+    }
+    code = MatSetValues(matrix, n, rows.data(), n, rows.data(), ones.data(), ADD_VALUES);
+  }
+  PetscPopErrorHandler();
+  EXPECT_EQ(code, 0);
+  MatAssemblyBegin(matrix, MAT_FINAL_ASSEMBLY);
+  MatAssemblyEnd(matrix, MAT_FINAL_ASSEMBLY);
+  Vec x = nullptr, y = nullptr;
+  MatCreateVecs(matrix, &x, &y);
+  VecSet(x, 1.0);
+  MatMult(matrix, x, y);
+  PetscScalar total = 0;
+  VecSum(y, &total);
+  EXPECT_DOUBLE_EQ(PetscRealPart(total), static_cast<double>(mesh.global_cell_count) * n * n);
+  VecDestroy(&x);
+  VecDestroy(&y);
+  MatDestroy(&matrix);
+}
+
 TEST(DisplacementSpace, DiskDofsMatchEulersFormula) {
   const PlexMesh mesh = build_plex_mesh(MPI_COMM_WORLD, std::vector<MeshBody>{MeshBody{DiskShape{1, 0.2}, {}, 0}});
   // A disk: V - E + F = 1.
@@ -58,6 +98,8 @@ TEST(DisplacementSpace, DiskDofsMatchEulersFormula) {
   expect_owned_rows_in_range(mesh, p1);
   expect_owned_rows_in_range(mesh, p2);
   expect_one_dof_per_vertex(mesh, p2);
+  expect_cells_assemble(mesh, p1);
+  expect_cells_assemble(mesh, p2);
 }
 
 TEST(DisplacementSpace, BallDofsMatchEulersFormula) {
@@ -70,6 +112,7 @@ TEST(DisplacementSpace, BallDofsMatchEulersFormula) {
   EXPECT_EQ(p2.global_dof_count, 3 * (mesh.global_vertex_count + mesh.global_edge_count));
   expect_owned_rows_in_range(mesh, p2);
   expect_one_dof_per_vertex(mesh, p2);
+  expect_cells_assemble(mesh, p2);
   EXPECT_THROW(make_displacement_space(mesh, 3), std::invalid_argument);
 }
 

@@ -62,6 +62,9 @@ int mesh_model(const GeneratedShape& shape) {
   gmsh::model::occ::synchronize();
   gmsh::option::setNumber("Mesh.MeshSizeMax", h);
   gmsh::option::setNumber("Mesh.MeshSizeMin", 0.0);
+  // Frontal-Delaunay in 2D, Delaunay in 3D: HXT is about 4x faster in 3D but not reproducible run to run.
+  gmsh::option::setNumber("Mesh.Algorithm", 6);
+  gmsh::option::setNumber("Mesh.Algorithm3D", 1);
   gmsh::model::mesh::generate(dim);
   return dim;
 }
