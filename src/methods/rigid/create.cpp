@@ -12,11 +12,11 @@ void validate(const Scene& scene) { parse_scene(scene); }
 
 std::string describe(const Scene& common) {
   const RigidScene scene = parse_scene(common);
-  std::size_t fixed = 0;
-  for (const Ball& b : scene.balls) fixed += b.fixed;
+  std::size_t fixed = 0, boxes = 0;
+  for (const Ball& b : scene.balls) fixed += b.fixed, boxes += b.is_box();
   std::ostringstream o;
-  o << scene.dimension << "D, " << scene.balls.size() << " balls (" << fixed << " fixed), " << scene.walls.size()
-    << " walls; ";
+  o << scene.dimension << "D, " << scene.balls.size() - boxes << " balls, " << boxes << " boxes (" << fixed
+    << " fixed), " << scene.walls.size() << " walls; ";
   if (scene.mode == "resolve") o << "one impact resolution";
   else o << scene.integrator << ", time step " << scene.time_step << " s, to t = " << scene.time.end << " s";
   o << "; operator " << (scene.impact.op == Operator::gauss_seidel ? "gauss_seidel" : "generalized_reflections");

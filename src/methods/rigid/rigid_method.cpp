@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "percussion/core/error.hpp"
+#include "percussion/geometry/box.hpp"
+#include "percussion/physics/quaternion.hpp"
 #include "percussion/io/trajectory.hpp"
 #include "percussion/parallel/slices.hpp"
 
@@ -17,7 +19,10 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
       velocity_(items_.add_field<Eigen::Vector3d>("velocity")),
       mass_(items_.add_field<double>("mass", false)),
       radius_(items_.add_field<double>("radius", false)),
-      fixed_(items_.add_field<int>("fixed", false)) {
+      fixed_(items_.add_field<int>("fixed", false)),
+      orientation_(items_.add_field<Eigen::Vector4d>("orientation")),
+      angular_velocity_(items_.add_field<Eigen::Vector3d>("angular_velocity")),
+      half_extents_(items_.add_field<Eigen::Vector3d>("half_extents", false)) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
@@ -35,7 +40,11 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
     mass_[s] = b.mass;
     radius_[s] = b.radius;
     fixed_[s] = b.fixed ? 1 : 0;
+    orientation_[s] = b.orientation;
+    angular_velocity_[s] = b.fixed ? Eigen::Vector3d::Zero() : b.angular_velocity;
+    half_extents_[s] = b.half_extents;
   }
+  for (const Ball& b : scene_.balls) has_boxes_ = has_boxes_ || b.is_box();
   scene_.balls.clear();  // the state lives in items_
   scene_.balls.shrink_to_fit();
   contact_phase_ = timers_.phase("contacts");
@@ -60,7 +69,14 @@ std::map<std::string, std::int64_t> RigidMethod::sizes() const {
 
 double RigidMethod::kinetic_energy() const {
   double e = 0;
-  for (std::size_t k = 0; k < items_.owned(); ++k) e += 0.5 * mass_[k] * velocity_[k].squaredNorm();
+  for (std::size_t k = 0; k < items_.owned(); ++k) {
+    e += 0.5 * mass_[k] * velocity_[k].squaredNorm();
+    if (half_extents_[k][0] > 0) {
+      const Eigen::Matrix3d r = quat::rotation_matrix(orientation_[k]);
+      const Eigen::Vector3d w = r.transpose() * angular_velocity_[k];  // body frame
+      e += 0.5 * w.dot(geometry::box_inertia(mass_[k], half_extents_[k]).cwiseProduct(w));
+    }
+  }
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   return e;
 }
@@ -73,6 +89,32 @@ Eigen::Vector3d RigidMethod::momentum() const {
   return p;
 }
 
+Eigen::Vector3d RigidMethod::angular_momentum() const {
+  Eigen::Vector3d l = Eigen::Vector3d::Zero();
+  for (std::size_t k = 0; k < items_.owned(); ++k) {
+    if (fixed_[k]) continue;
+    l += mass_[k] * position_[k].cross(velocity_[k]);
+    if (half_extents_[k][0] > 0) {
+      const Eigen::Matrix3d r = quat::rotation_matrix(orientation_[k]);
+      l += r * geometry::box_inertia(mass_[k], half_extents_[k]).asDiagonal() * r.transpose() * angular_velocity_[k];
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, l.data(), 3, MPI_DOUBLE, MPI_SUM, comm_);
+  return l;
+}
+
+void RigidMethod::rotate_boxes(double dt) {
+  for (std::size_t k = 0; k < items_.owned(); ++k) {
+    if (fixed_[k] || half_extents_[k][0] <= 0) continue;
+    const Eigen::Vector3d inertia = geometry::box_inertia(mass_[k], half_extents_[k]);
+    const Eigen::Matrix3d r0 = quat::rotation_matrix(orientation_[k]);
+    const Eigen::Vector3d l = r0 * inertia.cwiseProduct(r0.transpose() * angular_velocity_[k]);
+    orientation_[k] = quat::advance_world(orientation_[k], angular_velocity_[k], dt);
+    const Eigen::Matrix3d r1 = quat::rotation_matrix(orientation_[k]);
+    angular_velocity_[k] = r1 * (r1.transpose() * l).cwiseQuotient(inertia);
+  }
+}
+
 void RigidMethod::fill_local() {
   const std::size_t n = items_.size();
   local_.position.assign(position_.begin(), position_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -82,6 +124,11 @@ void RigidMethod::fill_local() {
   local_.fixed.assign(n, 0);
   for (std::size_t k = 0; k < n; ++k) local_.fixed[k] = static_cast<char>(fixed_[k]);
   local_.id = items_.gids();
+  if (has_boxes_) {
+    local_.orientation.assign(orientation_.begin(), orientation_.begin() + static_cast<std::ptrdiff_t>(n));
+    local_.angular_velocity.assign(angular_velocity_.begin(), angular_velocity_.begin() + static_cast<std::ptrdiff_t>(n));
+    local_.half_extents.assign(half_extents_.begin(), half_extents_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
   ghost_owner_.resize(items_.ghosts());
   for (std::size_t g = 0; g < items_.ghosts(); ++g) ghost_owner_[g] = items_.ghost_owner(g);
 }
@@ -94,7 +141,7 @@ void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
     std::vector<double> reach(owned);
     for (std::size_t k = 0; k < owned; ++k)
       reach[k] = radius_[k] * (1.0 + scene_.impact.contact_tolerance) +
-                 dt * (fixed_[k] ? 0.0 : velocity_[k].norm() + kick.norm());
+                 dt * (fixed_[k] ? 0.0 : velocity_[k].norm() + angular_velocity_[k].norm() * radius_[k] + kick.norm());
     items_.build_ghosts(std::span<const Eigen::Vector3d>(position_.data(), owned), reach);
     fill_local();
     contacts_ = finder_.find(local_, scene_.walls, scene_.impact.contact_tolerance, dt, kick, bodies_);
@@ -106,6 +153,8 @@ void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
   last_ = solve_components(comm_, local_, items_.owned(), ghost_owner_, bodies_, contacts_, solver,
                            resolve_mode() ? &gathered_ : nullptr);
   for (std::size_t k = 0; k < items_.owned(); ++k) velocity_[k] = local_.velocity[k];
+  if (has_boxes_)
+    for (std::size_t k = 0; k < items_.owned(); ++k) angular_velocity_[k] = local_.angular_velocity[k];
   reflections_ += last_.reflections;
   iterations_ += last_.iterations;
   if (!last_.terminated) {
@@ -121,6 +170,7 @@ void RigidMethod::advance(double /*limit*/) {
   if (resolve_mode()) {
     energy_before_ = kinetic_energy();
     momentum_before_ = momentum();
+    angular_momentum_before_ = angular_momentum();
     resolved_ = true;
     step_ = 1;
     resolve_now(0.0, Eigen::Vector3d::Zero());
@@ -135,8 +185,11 @@ void RigidMethod::advance(double /*limit*/) {
     for (std::size_t k = 0; k < owned; ++k)
       if (!fixed_[k]) velocity_[k] += kick;
     ScopedPhase t(timers_, resolve_phase_);
-    items_.forward(velocity_);
+    if (has_boxes_) items_.forward(velocity_, angular_velocity_);
+    else items_.forward(velocity_);
     for (std::size_t k = 0; k < items_.size(); ++k) local_.velocity[k] = velocity_[k];
+    if (has_boxes_)
+      for (std::size_t k = 0; k < items_.size(); ++k) local_.angular_velocity[k] = angular_velocity_[k];
     const double tolerance = scene_.impact.resolve.tolerance;
     const ComponentSolver project = [&](BallState& balls, std::span<const Contact> contacts, const Components& c) {
       InstantResult r;
@@ -146,9 +199,12 @@ void RigidMethod::advance(double /*limit*/) {
     const InstantResult r = solve_components(comm_, local_, owned, ghost_owner_, bodies_, contacts_, project);
     if (!r.terminated) throw NumericalError("step " + std::to_string(step_) + ": " + r.reason);
     for (std::size_t k = 0; k < owned; ++k) velocity_[k] = local_.velocity[k];
+    if (has_boxes_)
+      for (std::size_t k = 0; k < owned; ++k) angular_velocity_[k] = local_.angular_velocity[k];
   }
   for (std::size_t k = 0; k < owned; ++k)
     if (!fixed_[k]) position_[k] += dt * velocity_[k];
+  if (has_boxes_) rotate_boxes(dt);
   if (verlet)
     for (std::size_t k = 0; k < owned; ++k)
       if (!fixed_[k]) velocity_[k] += kick;
@@ -201,8 +257,9 @@ void RigidMethod::write_frame(io::TrajectoryWriter& writer) {
     for (int d = 0; d < 3; ++d) {
       position[3 * k + d] = position_[k][d];
       velocity[3 * k + d] = velocity_[k][d];
+      angular[3 * k + d] = angular_velocity_[k][d];
     }
-    quaternion[4 * k + 3] = 1.0;
+    for (int d = 0; d < 4; ++d) quaternion[4 * k + d] = orientation_[k][d];
   }
   io::FrameFields f;
   f.id = id;

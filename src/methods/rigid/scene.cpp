@@ -108,10 +108,10 @@ void check_placement(const RigidScene& s, const JsonChecker& root) {
     const Wall& wall = s.walls[w];
     for (std::size_t k = 0; k < s.balls.size(); ++k) {
       const Ball& b = s.balls[k];
-      const double gap = (b.position - wall.point).dot(wall.normal) - b.radius;
-      if (gap < -tol * b.radius) {
+      const double gap = b.is_box() ? box_wall_gap(b, wall) : (b.position - wall.point).dot(wall.normal) - b.radius;
+      if (gap < -tol * body_size(b)) {
         std::ostringstream o;
-        o << "ball " << k << " (" << b.pointer << ") reaches " << -gap << " behind wall " << w;
+        o << (b.is_box() ? "box " : "ball ") << k << " (" << b.pointer << ") reaches " << -gap << " behind wall " << w;
         wall_entries[w].fail(o.str());
       }
     }
@@ -129,10 +129,11 @@ void check_placement(const RigidScene& s, const JsonChecker& root) {
   cells.for_each_pair(2.0 * r_max, [&](std::size_t i, std::size_t j, double d2) {
     if (!problem.empty()) return;
     const Ball &a = s.balls[std::min(i, j)], &b = s.balls[std::max(i, j)];
-    const double gap = std::sqrt(d2) - a.radius - b.radius;
-    if (gap < -tol * std::min(a.radius, b.radius)) {
+    const bool box = a.is_box() || b.is_box();
+    const double gap = box ? box_pair_gap(a, b) : std::sqrt(d2) - a.radius - b.radius;
+    if (gap < -tol * std::min(body_size(a), body_size(b))) {
       std::ostringstream o;
-      o << "balls " << std::min(i, j) << " (" << a.pointer << ") and " << std::max(i, j) << " (" << b.pointer
+      o << (box ? "bodies " : "balls ") << std::min(i, j) << " (" << a.pointer << ") and " << std::max(i, j) << " (" << b.pointer
         << ") overlap by " << -gap << " (more than contact_tolerance " << tol << " x the smaller radius)";
       problem = o.str();
     }
@@ -162,9 +163,10 @@ RigidScene parse_scene(const Scene& common) {
 
   for (const JsonChecker& b : root.array("bodies", 1)) {
     b.expect_object({"type", "position", "velocity", "mass", "radius", "fixed", "min", "max", "spacing", "jitter",
-                     "seed", "from", "to"});
-    const std::string type = b.choice("type", {"ball", "ball_lattice", "ball_line"}, "body type");
+                     "seed", "from", "to", "half_extents", "orientation", "angular_velocity", "density"});
+    const std::string type = b.choice("type", {"ball", "ball_lattice", "ball_line", "box"}, "body type");
     if (type == "ball") parse_ball(b, dim, s.balls);
+    else if (type == "box") parse_box(b, dim, s.balls);
     else if (type == "ball_lattice") parse_lattice(b, dim, s.balls);
     else parse_line(b, dim, s.balls);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// The rigid-impact method (issue 64, notes 003): balls and walls, one impact resolution ("resolve") or time
+// The rigid-impact method (issue 64, notes 003): balls, boxes and walls, one impact resolution ("resolve") or time
 // stepping with a resolution every step ("step"). Bodies live in the shared item container, each rank owning a
 // contiguous slice of ids; impacts are resolved per contact-graph component (distributed_impact.hpp), so the
 // trajectory is the same bit for bit on any rank count.
@@ -49,6 +49,9 @@ class RigidMethod : public Method {
   void fill_local();
   double kinetic_energy() const;  // collective
   Eigen::Vector3d momentum() const;  // collective
+  Eigen::Vector3d angular_momentum() const;  // collective, about the origin
+  // Turns the owned boxes by their angular velocity over dt, keeping each one's angular momentum (free rotation).
+  void rotate_boxes(double dt);
 
   RigidScene scene_;
   MPI_Comm comm_;
@@ -59,6 +62,10 @@ class RigidMethod : public Method {
   std::vector<double>& mass_;
   std::vector<double>& radius_;
   std::vector<int>& fixed_;
+  std::vector<Eigen::Vector4d>& orientation_;      // boxes; (0, 0, 0, 1) for balls
+  std::vector<Eigen::Vector3d>& angular_velocity_;  // boxes, world frame; 0 for balls
+  std::vector<Eigen::Vector3d>& half_extents_;      // boxes; 0 for balls
+  bool has_boxes_ = false;
   BallState local_;
   std::vector<int> ghost_owner_;  // per ghost of local_
   long step_ = 0;
@@ -73,6 +80,7 @@ class RigidMethod : public Method {
   // resolve mode: the state before the resolution, for resolution.json.
   double energy_before_ = 0;
   Eigen::Vector3d momentum_before_ = Eigen::Vector3d::Zero();
+  Eigen::Vector3d angular_momentum_before_ = Eigen::Vector3d::Zero();
   PhaseTimers timers_;
   int contact_phase_ = 0, resolve_phase_ = 0;
 };
