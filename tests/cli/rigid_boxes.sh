@@ -6,14 +6,14 @@ PY=/usr/bin/python3
 json_get() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 edit() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); $3; json.dump(d, open(sys.argv[2],'w'))" "$1" "$2"; }
 
-edit "$INPUTS/rigid/box_pile.json" "$SCRATCH/pile.json" "d['time']['end']=0.25; d['output']['frame_interval']=0.05"
+edit "$INPUTS/rigid/box_pile.json" "$SCRATCH/pile.json" "d['time']['end']=0.2; d['output']['frame_interval']=0.05"
 expect_exit 0 "$PERCUSSION" run "$SCRATCH/pile.json" --out "$SCRATCH/pile1"
 expect_exit 0 "$MPIEXEC" -n 3 "$PERCUSSION" run "$SCRATCH/pile.json" --out "$SCRATCH/pile3"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/pile1/trajectory.h5" "$SCRATCH/pile3/trajectory.h5" --rtol 0
 [ "$(json_get "$SCRATCH/pile1/summary.json" "d['final']['reflections'] > 0")" = True ] ||
   fail "no impacts in the pile: $(cat "$SCRATCH/pile1/summary.json")"
 # Stopped on 3 ranks, continued on 2: orientations and spins come back from the checkpoint.
-expect_exit 0 "$MPIEXEC" -n 3 "$PERCUSSION" run "$SCRATCH/pile.json" --out "$SCRATCH/split" --steps 230
+expect_exit 0 "$MPIEXEC" -n 3 "$PERCUSSION" run "$SCRATCH/pile.json" --out "$SCRATCH/split" --steps 170
 expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$SCRATCH/pile.json" --out "$SCRATCH/split" --restart "$SCRATCH/split"
 expect_exit 0 "$PERCUSSION" compare "$SCRATCH/pile1/trajectory.h5" "$SCRATCH/split/trajectory.h5" --rtol 0
 "$PY" - "$SCRATCH/pile1/trajectory.h5" <<'PYEOF' || fail "the pile's frames"

@@ -49,7 +49,8 @@ TEST(BoxContacts, FaceOnFaceGivesTheFourCornersOfTheSmallerFace) {
     EXPECT_NEAR(q[i].point[2], 1 + g / 2, 1e-14);
   }
   // Overlapping by 1e-3: negative gaps. Beyond the margin: nothing.
-  for (const ContactPoint& c : box_box_contacts(a, box({0, 0, 2 - g}, {0.5, 0.5, 1}), 0.0)) EXPECT_NEAR(c.gap, -g, 1e-14);
+  for (const ContactPoint& c : box_box_contacts(a, box({0, 0, 2 - g}, {0.5, 0.5, 1}), 0.0))
+    EXPECT_NEAR(c.gap, -g, 1e-14);
   EXPECT_TRUE(box_box_contacts(a, box({0, 0, 2.1}, {0.5, 0.5, 1}), 0.05).empty());
 }
 

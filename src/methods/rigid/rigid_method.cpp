@@ -126,7 +126,8 @@ void RigidMethod::fill_local() {
   local_.id = items_.gids();
   if (has_boxes_) {
     local_.orientation.assign(orientation_.begin(), orientation_.begin() + static_cast<std::ptrdiff_t>(n));
-    local_.angular_velocity.assign(angular_velocity_.begin(), angular_velocity_.begin() + static_cast<std::ptrdiff_t>(n));
+    local_.angular_velocity.assign(angular_velocity_.begin(),
+                                   angular_velocity_.begin() + static_cast<std::ptrdiff_t>(n));
     local_.half_extents.assign(half_extents_.begin(), half_extents_.begin() + static_cast<std::ptrdiff_t>(n));
   }
   ghost_owner_.resize(items_.ghosts());

@@ -133,8 +133,9 @@ void check_placement(const RigidScene& s, const JsonChecker& root) {
     const double gap = box ? box_pair_gap(a, b) : std::sqrt(d2) - a.radius - b.radius;
     if (gap < -tol * std::min(body_size(a), body_size(b))) {
       std::ostringstream o;
-      o << (box ? "bodies " : "balls ") << std::min(i, j) << " (" << a.pointer << ") and " << std::max(i, j) << " (" << b.pointer
-        << ") overlap by " << -gap << " (more than contact_tolerance " << tol << " x the smaller radius)";
+      o << (box ? "bodies " : "balls ") << std::min(i, j) << " (" << a.pointer << ") and " << std::max(i, j) << " ("
+        << b.pointer << ") overlap by " << -gap << " (more than contact_tolerance " << tol << " x the smaller "
+        << (box ? "size)" : "radius)");
       problem = o.str();
     }
   });

@@ -1,6 +1,6 @@
 #pragma once
-// A rigid-impact scene (docs/rigid.md, docs/schema/rigid.schema.json): balls in 2D or 3D, boxes in 3D and planar walls, resolved
-// once ("mode": "resolve") or stepped in time with an impact resolution every step ("mode": "step").
+// A rigid-impact scene (docs/rigid.md, docs/schema/rigid.schema.json): balls in 2D or 3D, boxes in 3D and planar
+// walls, resolved once ("mode": "resolve") or stepped in time with an impact resolution every step ("mode": "step").
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
