@@ -1,6 +1,7 @@
 // The rigid-impact method: state, stepping, frames and observables.
 #include "percussion/methods/rigid/rigid_method.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "percussion/core/error.hpp"
@@ -20,9 +21,10 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
       mass_(items_.add_field<double>("mass", false)),
       radius_(items_.add_field<double>("radius", false)),
       fixed_(items_.add_field<int>("fixed", false)),
-      orientation_(items_.add_field<Eigen::Vector4d>("orientation")),
-      angular_velocity_(items_.add_field<Eigen::Vector3d>("angular_velocity")),
-      half_extents_(items_.add_field<Eigen::Vector3d>("half_extents", false)) {
+      has_boxes_(std::any_of(scene_.balls.begin(), scene_.balls.end(), [](const Ball& b) { return b.is_box(); })),
+      orientation_(has_boxes_ ? items_.add_field<Eigen::Vector4d>("orientation") : ball_orientation_),
+      angular_velocity_(has_boxes_ ? items_.add_field<Eigen::Vector3d>("angular_velocity") : ball_angular_velocity_),
+      half_extents_(has_boxes_ ? items_.add_field<Eigen::Vector3d>("half_extents", false) : ball_half_extents_) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
@@ -32,6 +34,11 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
   std::vector<std::int64_t> ids(static_cast<std::size_t>(end - begin));
   for (std::int64_t k = begin; k < end; ++k) ids[k - begin] = k;
   items_.set_owned(std::move(ids));
+  if (!has_boxes_) {
+    ball_orientation_.assign(items_.owned(), Eigen::Vector4d(0, 0, 0, 1));
+    ball_angular_velocity_.assign(items_.owned(), Eigen::Vector3d::Zero());
+    ball_half_extents_.assign(items_.owned(), Eigen::Vector3d::Zero());
+  }
   for (std::int64_t k = begin; k < end; ++k) {
     const Ball& b = scene_.balls[k];
     const std::size_t s = static_cast<std::size_t>(k - begin);
@@ -44,7 +51,6 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
     angular_velocity_[s] = b.fixed ? Eigen::Vector3d::Zero() : b.angular_velocity;
     half_extents_[s] = b.half_extents;
   }
-  for (const Ball& b : scene_.balls) has_boxes_ = has_boxes_ || b.is_box();
   scene_.balls.clear();  // the state lives in items_
   scene_.balls.shrink_to_fit();
   contact_phase_ = timers_.phase("contacts");

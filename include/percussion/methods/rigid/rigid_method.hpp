@@ -62,10 +62,14 @@ class RigidMethod : public Method {
   std::vector<double>& mass_;
   std::vector<double>& radius_;
   std::vector<int>& fixed_;
+  // Registered fields (exchanged, checkpointed) only in scenes with boxes; in ball-only scenes plain vectors over the
+  // owned bodies, so balls pay no exchange and their checkpoints keep their tables.
+  bool has_boxes_ = false;
+  std::vector<Eigen::Vector4d> ball_orientation_;
+  std::vector<Eigen::Vector3d> ball_angular_velocity_, ball_half_extents_;
   std::vector<Eigen::Vector4d>& orientation_;      // boxes; (0, 0, 0, 1) for balls
   std::vector<Eigen::Vector3d>& angular_velocity_;  // boxes, world frame; 0 for balls
   std::vector<Eigen::Vector3d>& half_extents_;      // boxes; 0 for balls
-  bool has_boxes_ = false;
   BallState local_;
   std::vector<int> ghost_owner_;  // per ghost of local_
   long step_ = 0;
