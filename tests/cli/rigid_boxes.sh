@@ -1,5 +1,6 @@
 # Boxes in the rigid method: the box pile gives the same trajectory bit for bit on 1 and 3 ranks and after a restart
-# on another rank count; a box resting on a wall stays at rest for 10^4 steps; one resolution of a cube landing flat
+# on another rank count; a box resting on a wall stays at rest for 10^4 steps; a free box keeps its angular
+# momentum while it tumbles; one resolution of a cube landing flat
 # and of a box-and-ball collision keeps energy and momenta; bad boxes are refused with exit 2.
 source "$(dirname "$0")/../support/cli_common.sh"
 PY=/usr/bin/python3
@@ -43,6 +44,30 @@ assert last.attrs["step"] == 10000, last.attrs["step"]
 assert np.abs(last["position"][0] - first["position"][0]).max() <= 1e-15, last["position"][0]
 assert np.abs(last["quaternion"][0] - first["quaternion"][0]).max() <= 1e-15, last["quaternion"][0]
 assert np.abs(last["velocity"][0]).max() <= 1e-15 and np.abs(last["angular_velocity"][0]).max() <= 1e-15
+PYEOF
+
+# A free box spinning about a tilted axis: its world angular momentum is kept to round-off while it tumbles.
+cat > "$SCRATCH/spin.json" <<'JSON'
+{ "method": "rigid", "dimension": 3,
+  "bodies": [ { "type": "box", "half_extents": [0.3, 0.2, 0.1], "position": [0, 0, 0], "velocity": [0.1, 0, 0],
+                "angular_velocity": [1, 5, 0.2], "mass": 2 } ],
+  "time": { "end": 2, "step": 1e-3 }, "output": { "frame_interval": 0.5 } }
+JSON
+expect_exit 0 "$PERCUSSION" run "$SCRATCH/spin.json" --out "$SCRATCH/spin"
+"$PY" - "$SCRATCH/spin/trajectory.h5" <<'PYEOF' || fail "the free box"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+h, m = np.array([0.3, 0.2, 0.1]), 2.0
+inertia = m / 3 * np.array([h[1]**2 + h[2]**2, h[0]**2 + h[2]**2, h[0]**2 + h[1]**2])
+def rot(q):
+    x, y, z, w = q
+    return np.array([[1 - 2*(y*y + z*z), 2*(x*y - z*w), 2*(x*z + y*w)], [2*(x*y + z*w), 1 - 2*(x*x + z*z), 2*(y*z - x*w)],
+                     [2*(x*z - y*w), 2*(y*z + x*w), 1 - 2*(x*x + y*y)]])
+frames = [f["frames"][k] for k in sorted(f["frames"])]
+L = [rot(fr["quaternion"][0]) @ np.diag(inertia) @ rot(fr["quaternion"][0]).T @ fr["angular_velocity"][0] for fr in frames]
+assert len(frames) == 5 and np.abs(frames[-1]["quaternion"][0] - frames[0]["quaternion"][0]).max() > 0.1
+assert max(np.abs(l - L[0]).max() for l in L) <= 1e-11 * np.abs(L[0]).max(), L  # 2000 steps of round-off
+assert abs(frames[-1]["position"][0][0] - 0.2) < 1e-12
 PYEOF
 
 # One resolution: a cube landing flat on the floor, Generalized Reflections: normal velocity reversed, no spin.
