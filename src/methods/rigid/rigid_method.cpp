@@ -6,9 +6,9 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/geometry/box.hpp"
-#include "percussion/physics/quaternion.hpp"
 #include "percussion/io/trajectory.hpp"
 #include "percussion/parallel/slices.hpp"
+#include "percussion/physics/quaternion.hpp"
 
 namespace percussion::rigid {
 
