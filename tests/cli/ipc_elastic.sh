@@ -10,7 +10,7 @@ cat > "$SCRATCH/fall.json" <<'JSON'
   "materials": [ { "name": "jelly", "model": "neo_hookean", "density": 1000, "youngs_modulus": 1e5, "poisson_ratio": 0.4 } ],
   "bodies": [ { "material": "jelly", "mesh": { "type": "box", "min": [0, 0, 0], "max": [0.2, 0.1, 0.1], "element_size": 0.05 }, "velocity": [0.5, 0, 1] } ],
   "gravity": [0, 0, -9.81],
-  "newton": { "tolerance": 1e-12, "petsc_options": "-ipc_pc_type lu" },
+  "newton": { "tolerance": 1e-10 },
   "time": { "end": 0.1, "step": 0.01 },
   "output": { "frame_interval": 0.05 },
   "checkpoint": { "every_steps": 5, "keep": 3 }
@@ -76,7 +76,8 @@ print("restart: bit-identical on 2 ranks, equal to 1e-8 on 3")
 PYEOF
 
 # A 2D bar (ν = 0, linear) hanging under gravity, clamped at the top y = L: u_y(y) = −ρg(L² − y²)/(2E) exactly
-# (quadratic: P2 reproduces it; P1 within its discretisation error).
+# (quadratic: P2 reproduces it; P1 within its discretisation error). Solved by MUMPS, whose parallel runs are not
+# bit-reproducible, so the rank and restart checks above use the default CG + GAMG.
 for order in 1 2; do
 cat > "$SCRATCH/bar$order.json" <<JSON
 {
@@ -85,11 +86,12 @@ cat > "$SCRATCH/bar$order.json" <<JSON
   "bodies": [ { "material": "steel", "order": $order, "mesh": { "type": "box", "min": [0, 0], "max": [0.1, 1], "element_size": 0.05 } } ],
   "boundary_conditions": [ { "region": { "min": [-1, 0.999], "max": [1, 2] }, "velocity": [0, 0] } ],
   "gravity": [0, -9.81],
-  "newton": { "tolerance": 1e-14, "petsc_options": "-ipc_pc_type lu" },
+  "newton": { "tolerance": 1e-14 },
   "output": { "frame_interval": 1 }
 }
 JSON
-expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$SCRATCH/bar$order.json" --out "$SCRATCH/bar$order"
+expect_exit 0 "$MPIEXEC" -n 2 "$PERCUSSION" run "$SCRATCH/bar$order.json" --out "$SCRATCH/bar$order" \
+  -ipc_pc_type lu -ipc_pc_factor_mat_solver_type mumps
 done
 "$PY" - "$SCRATCH" <<'PYEOF' || fail "hanging bar"
 import h5py, numpy as np, sys

@@ -116,19 +116,20 @@ void IpcMethod::write_checkpoint(const std::string& path) {
   io::write_attribute(root, "scene_path", scene_.path);
   io::write_string(root, "scene", scene_.source);
   const Vec history[4] = {u_[0], u_[1], v_[0], v_[1]};
-  const io::H5Group vertices = io::H5Group::create(root, "vertices");
-  std::optional<io::H5Group> edges;
-  if (system_->order() == 2) edges.emplace(io::H5Group::create(root, "edges"));
-  std::vector<double> local;
-  for (int h = 0; h < 4; ++h) {
-    system_->to_local(history[h], local);
-    io::write_rows(vertices.id(), kHistory[h], vertex_ids_, m.global_vertex_count,
-                   rows_of(local, vertex_order_, 0, d, d), d);
-    if (edges)
-      io::write_rows(edges->id(), kHistory[h], edge_ids_, m.global_edge_count,
-                     rows_of(local, edge_order_, m.local_vertex_count(), d, d), d);
+  {  // the groups close before the file
+    const io::H5Group vertices = io::H5Group::create(root, "vertices");
+    std::optional<io::H5Group> edges;
+    if (system_->order() == 2) edges.emplace(io::H5Group::create(root, "edges"));
+    std::vector<double> local;
+    for (int h = 0; h < 4; ++h) {
+      system_->to_local(history[h], local);
+      io::write_rows(vertices.id(), kHistory[h], vertex_ids_, m.global_vertex_count,
+                     rows_of(local, vertex_order_, 0, d, d), d);
+      if (edges)
+        io::write_rows(edges->id(), kHistory[h], edge_ids_, m.global_edge_count,
+                       rows_of(local, edge_order_, m.local_vertex_count(), d, d), d);
+    }
   }
-  edges.reset();
   file.close();
 }
 

@@ -31,6 +31,11 @@ StepMinimisation::StepMinimisation(const ElasticSystem& system, PhaseTimers& tim
   petsc_check(MatNullSpaceDestroy(&rigid), "MatNullSpaceDestroy");
   petsc_check(VecDestroy(&coordinates), "VecDestroy");
 
+  make_ksp();
+}
+
+void StepMinimisation::make_ksp() {
+  KSPDestroy(&ksp_);
   petsc_check(KSPCreate(system_.comm(), &ksp_), "KSPCreate");
   petsc_check(KSPSetOptionsPrefix(ksp_, "ipc_"), "KSPSetOptionsPrefix");
   petsc_check(KSPSetType(ksp_, KSPCG), "KSPSetType");
@@ -41,6 +46,12 @@ StepMinimisation::StepMinimisation(const ElasticSystem& system, PhaseTimers& tim
   // iterations near the minimiser.
   petsc_check(KSPSetTolerances(ksp_, 1e-10, 1e-50, PETSC_DEFAULT, 10000), "KSPSetTolerances");
   petsc_check(KSPSetFromOptions(ksp_), "KSPSetFromOptions");
+}
+
+void StepMinimisation::set_terms(const StepTerms& terms, double residual_scale) {
+  terms_ = terms;
+  scale_ = residual_scale;
+  make_ksp();
 }
 
 StepMinimisation::~StepMinimisation() {

@@ -25,10 +25,9 @@ class StepMinimisation : public solvers::NewtonProblem {
   // The iterate (a global vector of the system); the caller sets it before minimise and reads it after.
   Vec iterate() const { return x_; }
   // The terms of this step and the scale of the convergence test (Δt; 1 for a static solve).
-  void set_terms(const StepTerms& terms, double residual_scale) {
-    terms_ = terms;
-    scale_ = residual_scale;
-  }
+  // Also starts the step's linear solver afresh: a preconditioner that carries state across solves (GAMG's
+  // hierarchy, which KSPReset keeps) would make a restarted run differ from an uninterrupted one.
+  void set_terms(const StepTerms& terms, double residual_scale);
   long krylov_iterations() const { return krylov_; }
   const PotentialParts& parts() const { return parts_; }  // at the last evaluate()
 
@@ -41,6 +40,8 @@ class StepMinimisation : public solvers::NewtonProblem {
   void end_iteration(bool accepted, double alpha) override;
 
  private:
+  void make_ksp();  // a new KSP under -ipc_: CG + GAMG unless the options say otherwise
+
   const ElasticSystem& system_;
   PhaseTimers& timers_;
   int assembly_phase_ = 0, solve_phase_ = 0;
