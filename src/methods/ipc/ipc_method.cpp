@@ -77,7 +77,7 @@ void IpcMethod::order_owned_nodes() {
 }
 
 bool IpcMethod::reached(double t) const {
-  if (is_static()) return step_ >= 1;
+  if (is_static()) return step_ >= 1 && t <= time_;  // one state, at the scene's end time
   return static_cast<double>(step_) >= std::ceil(t / scene_.time_step - 1e-9);
 }
 
@@ -156,7 +156,7 @@ void IpcMethod::advance(double /*limit*/) {
     petsc_check(VecCopy(x, u_[0]), "VecCopy");  // u_[1] = u^(i−1)
   }
   step_ = i;
-  time_ = stat ? 0.0 : static_cast<double>(i) * dt;
+  time_ = stat ? scene_.time.end : static_cast<double>(i) * dt;
 }
 
 std::map<std::string, double> IpcMethod::counters() const {
