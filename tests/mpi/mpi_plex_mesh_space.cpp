@@ -87,6 +87,36 @@ void expect_cells_assemble(const PlexMesh& mesh, const DisplacementSpace& space)
   MatDestroy(&matrix);
 }
 
+// A global vector holding each dof's own index, sent to the local vectors: every vertex and edge, ghosts too,
+// finds its global dofs at its local offsets.
+void expect_ghosts_refresh(const PlexMesh& mesh, const DisplacementSpace& space) {
+  DM dm = space.dm.get();
+  Vec global = nullptr, local = nullptr;
+  DMCreateGlobalVector(dm, &global);
+  DMCreateLocalVector(dm, &local);
+  PetscInt first = 0, last = 0;
+  VecGetOwnershipRange(global, &first, &last);
+  for (PetscInt i = first; i < last; ++i) VecSetValue(global, i, static_cast<PetscScalar>(i), INSERT_VALUES);
+  VecAssemblyBegin(global);
+  VecAssemblyEnd(global);
+  DMGlobalToLocal(dm, global, INSERT_VALUES, local);
+  const PetscScalar* x = nullptr;
+  VecGetArrayRead(local, &x);
+  for (std::size_t v = 0; v < space.vertex_dof.size(); ++v) {
+    for (int k = 0; k < mesh.dim; ++k) {
+      ASSERT_EQ(PetscRealPart(x[space.vertex_local_dof[v] + k]), static_cast<double>(space.vertex_dof[v] + k));
+    }
+  }
+  for (std::size_t e = 0; e < space.edge_dof.size(); ++e) {
+    for (int k = 0; k < mesh.dim; ++k) {
+      ASSERT_EQ(PetscRealPart(x[space.edge_local_dof[e] + k]), static_cast<double>(space.edge_dof[e] + k));
+    }
+  }
+  VecRestoreArrayRead(local, &x);
+  VecDestroy(&local);
+  VecDestroy(&global);
+}
+
 TEST(DisplacementSpace, DiskDofsMatchEulersFormula) {
   const PlexMesh mesh = build_plex_mesh(MPI_COMM_WORLD, std::vector<MeshBody>{MeshBody{DiskShape{1, 0.2}, {}, 0}});
   // A disk: V - E + F = 1.
@@ -100,6 +130,7 @@ TEST(DisplacementSpace, DiskDofsMatchEulersFormula) {
   expect_one_dof_per_vertex(mesh, p2);
   expect_cells_assemble(mesh, p1);
   expect_cells_assemble(mesh, p2);
+  expect_ghosts_refresh(mesh, p1);
 }
 
 TEST(DisplacementSpace, BallDofsMatchEulersFormula) {
@@ -113,6 +144,7 @@ TEST(DisplacementSpace, BallDofsMatchEulersFormula) {
   expect_owned_rows_in_range(mesh, p2);
   expect_one_dof_per_vertex(mesh, p2);
   expect_cells_assemble(mesh, p2);
+  expect_ghosts_refresh(mesh, p2);
   EXPECT_THROW(make_displacement_space(mesh, 3), std::invalid_argument);
 }
 

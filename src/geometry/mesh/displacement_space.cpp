@@ -56,9 +56,22 @@ DisplacementSpace make_displacement_space(const PlexMesh& mesh, int order) {
   space.owned_dof_count = owned;
   std::int64_t local = owned;
   MPI_Allreduce(&local, &space.global_dof_count, 1, MPI_INT64_T, MPI_SUM, comm);
-  for (PetscInt v : mesh.vertex_point) space.vertex_dof.push_back(global_offset(global, v));
+  PetscSection local_section = nullptr;
+  check(DMGetLocalSection(dm, &local_section), "DMGetLocalSection");
+  auto local_offset = [&](PetscInt point) {
+    PetscInt offset = 0;
+    check(PetscSectionGetOffset(local_section, point, &offset), "PetscSectionGetOffset");
+    return offset;
+  };
+  for (PetscInt v : mesh.vertex_point) {
+    space.vertex_dof.push_back(global_offset(global, v));
+    space.vertex_local_dof.push_back(local_offset(v));
+  }
   if (order == 2) {
-    for (PetscInt e : mesh.edge_point) space.edge_dof.push_back(global_offset(global, e));
+    for (PetscInt e : mesh.edge_point) {
+      space.edge_dof.push_back(global_offset(global, e));
+      space.edge_local_dof.push_back(local_offset(e));
+    }
   }
   return space;
 }

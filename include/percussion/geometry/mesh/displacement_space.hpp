@@ -18,6 +18,9 @@ struct DisplacementSpace {
   std::int64_t global_dof_count = 0;
   std::vector<PetscInt> vertex_dof;  // global index of the first of dim dofs of each local vertex (ghosts too)
   std::vector<PetscInt> edge_dof;    // the same for each local edge (P2 only)
+  // Offsets in a local vector of dm (DMGetLocalVector, refreshed by DMGlobalToLocal), for the same items.
+  std::vector<PetscInt> vertex_local_dof;
+  std::vector<PetscInt> edge_local_dof;
 };
 
 DisplacementSpace make_displacement_space(const PlexMesh& mesh, int order);
