@@ -226,6 +226,16 @@ Eigen::Vector3d JsonChecker::as_vector3() const {
   return {items[0].as_number(), items[1].as_number(), items[2].as_number()};
 }
 
+Eigen::Vector3d JsonChecker::as_vector(int dimension) const {
+  if (dimension == 3) return as_vector3();
+  if (!value_->is_array() || static_cast<int>(value_->size()) != dimension)
+    expected("an array of " + std::to_string(dimension) + " numbers (a " + std::to_string(dimension) + "D scene)");
+  const std::vector<JsonChecker> items = as_array();
+  Eigen::Vector3d v = Eigen::Vector3d::Zero();
+  for (int i = 0; i < dimension; ++i) v[i] = items[static_cast<std::size_t>(i)].as_number();
+  return v;
+}
+
 Eigen::Vector3d JsonChecker::as_direction() const {
   const Eigen::Vector3d v = as_vector3();
   const double n = v.stableNorm();  // no overflow for huge components
@@ -309,6 +319,14 @@ Eigen::Vector3d JsonChecker::vector3(const std::string& key) const { return at(k
 
 Eigen::Vector3d JsonChecker::vector3_or(const std::string& key, const Eigen::Vector3d& fallback) const {
   return has(key) ? at(key).as_vector3() : fallback;
+}
+
+Eigen::Vector3d JsonChecker::vector(const std::string& key, int dimension) const {
+  return at(key).as_vector(dimension);
+}
+
+Eigen::Vector3d JsonChecker::vector_or(const std::string& key, int dimension, const Eigen::Vector3d& fallback) const {
+  return has(key) ? at(key).as_vector(dimension) : fallback;
 }
 
 Eigen::Vector3d JsonChecker::direction(const std::string& key) const { return at(key).as_direction(); }

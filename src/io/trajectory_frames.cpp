@@ -34,6 +34,8 @@ bool TrajectoryWriter::check_mesh(const MeshFields& fields) const {
   const MeshLayout& m = *layout_.mesh;
   const auto k = static_cast<std::size_t>(m.nodes_per_element);
   bool bad = fields.connectivity.size() != fields.element_id.size() * k;
+  bad = bad || (m.displacement && fields.displacement.size() != fields.vertex_id.size() * 3) ||
+        (m.stress && fields.stress.size() != fields.element_id.size() * 9);
   for (std::int64_t v : fields.connectivity) bad = bad || v < 0 || v >= m.vertices;
   // A frame whose elements (ids and vertices, on every rank) are the previous frame's shares its dataset.
   const bool same = !last_connectivity_path_.empty() &&
@@ -45,7 +47,7 @@ bool TrajectoryWriter::check_mesh(const MeshFields& fields) const {
   MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm_);
   if (flags[0] != 0)
     throw std::invalid_argument(h5_path_ + ": mesh frame: an element's vertex is out of range, or the connectivity "
-                                "is not nodes_per_element vertices per element");
+                                "is not nodes_per_element vertices per element, or a displacement or stress field has the wrong size");
   return flags[1] == 0 && exists(file_.id(), last_connectivity_path_);
 }
 
@@ -57,6 +59,8 @@ void TrajectoryWriter::write_mesh(hid_t frame, const std::string& frame_path, co
   write_rows(g, "position", fields.vertex_id, m.vertices, fields.position, 3);
   write_rows(g, "velocity", fields.vertex_id, m.vertices, fields.velocity, 3);
   write_rows(g, "id", fields.vertex_id, m.vertices, fields.vertex_id, 1);
+  if (m.displacement) write_rows(g, "displacement", fields.vertex_id, m.vertices, fields.displacement, 3);
+  if (m.stress) write_rows(g, "stress", fields.element_id, m.elements, fields.stress, 9);
   if (same_elements) {
     link(g, last_connectivity_path_, "connectivity");
   } else {

@@ -41,8 +41,9 @@ void data_item(std::ostream& out, const std::string& indent, const std::string& 
 }
 
 void attribute(std::ostream& out, const std::string& group, std::int64_t n, const char* name, const char* type,
-               int components, bool integer = false) {
-  out << "          <Attribute Name=\"" << name << "\" AttributeType=\"" << type << "\" Center=\"Node\">\n";
+               int components, bool integer = false, const char* center = "Node") {
+  out << "          <Attribute Name=\"" << name << "\" AttributeType=\"" << type << "\" Center=\"" << center
+      << "\">\n";
   data_item(out, kIndent, dims(n, components), integer, group + "/" + name);
   out << "          </Attribute>\n";
 }
@@ -107,6 +108,8 @@ std::string TrajectoryWriter::frame_xdmf(std::size_t index) const {
       polyvertex(out, "mesh", m.vertices, group);
     }
     attribute(out, group, m.vertices, "velocity", "Vector", 3);
+    if (m.displacement) attribute(out, group, m.vertices, "displacement", "Vector", 3);
+    if (m.stress && m.elements > 0) attribute(out, group, m.elements, "stress", "Tensor", 9, false, "Cell");
     attribute(out, group, m.vertices, "id", "Scalar", 1, true);
     out << "        </Grid>\n";
   }

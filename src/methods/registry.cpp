@@ -4,6 +4,7 @@
 #include "percussion/core/error.hpp"
 #include "percussion/core/json_schema.hpp"
 #include "percussion/methods/bdem/create.hpp"
+#include "percussion/methods/ipc/create.hpp"
 #include "percussion/methods/rigid/create.hpp"
 
 namespace percussion {
@@ -15,6 +16,8 @@ constexpr MethodType kMethods[] = {
      bdem::create},
     {"rigid", "simultaneous rigid impact that provably terminates: balls and walls (docs/rigid.md)", rigid::validate,
      rigid::describe, rigid::create},
+    {"ipc", "IPC elastodynamics of meshed elastic bodies, static or BDF1/BDF2 (contact to come)", ipc::validate,
+     ipc::describe, ipc::create},
 };
 
 }  // namespace

@@ -62,6 +62,8 @@ class JsonChecker {
   std::string as_choice(std::initializer_list<std::string_view> allowed, std::string_view what) const;
   Eigen::Vector3d as_vector3() const;    // array of exactly 3 numbers
   Eigen::Vector3d as_direction() const;  // non-zero vector3, returned normalised
+  // An array of exactly `dimension` (2 or 3) numbers, as a 3-vector with z = 0 in 2D.
+  Eigen::Vector3d as_vector(int dimension) const;
 
   // --- members of this object (call expect_object first) ---
   bool has(const std::string& key) const;
@@ -91,6 +93,8 @@ class JsonChecker {
   Eigen::Vector3d vector3_or(const std::string& key, const Eigen::Vector3d& fallback) const;
   Eigen::Vector3d direction(const std::string& key) const;
   Eigen::Vector3d direction_or(const std::string& key, const Eigen::Vector3d& fallback) const;
+  Eigen::Vector3d vector(const std::string& key, int dimension) const;
+  Eigen::Vector3d vector_or(const std::string& key, int dimension, const Eigen::Vector3d& fallback) const;
 
   // Short description of a JSON value for messages: `number 2.5`, `string "abc"`, `array [1,2]`, `null`.
   static std::string describe(const nlohmann::json& value);

@@ -16,6 +16,7 @@
 //       {position[N,3], quaternion[N,4], velocity[N,3], angular_velocity[N,3], radius[N], id[N], bonds[M,2]}
 //       mesh/{position[V,3], velocity[V,3], id[V], connectivity[E,k]}   (a frame whose elements are the previous
 //                                                    frame's links to its connectivity: a fixed mesh is stored once)
+//            {displacement[V,3], stress[E,9]}        (where the layout asks: elastic bodies)
 //       bodies/{position[B,3], quaternion[B,4], velocity[B,3], angular_velocity[B,3], id[B], shape[B],
 //               radius[B]}                           (radius: the shape's sphere or bounding-sphere radius)
 //   /observables/{step, time}: one row per frame
@@ -69,6 +70,8 @@ struct MeshFields {
   std::span<const double> velocity;             // 3 per vertex
   std::span<const std::int64_t> element_id;
   std::span<const std::int64_t> connectivity;  // nodes_per_element global vertex ids per element
+  std::span<const double> displacement;         // 3 per vertex, when the layout has displacement
+  std::span<const double> stress;               // 9 per element (3×3 row-major), when the layout has stress
 };
 
 // This rank's owned rigid bodies in ascending global id (n = id.size()).
@@ -85,6 +88,8 @@ struct MeshLayout {
   std::int64_t vertices = 0;
   std::int64_t elements = 0;
   int nodes_per_element = 4;  // 4: tetrahedra, 3: triangles
+  bool displacement = false;  // a displacement point field (elastic bodies)
+  bool stress = false;        // a stress cell field (elastic bodies)
 };
 
 // A body's shape in body coordinates: a sphere of `radius` when `vertices` is empty, else a triangulated surface

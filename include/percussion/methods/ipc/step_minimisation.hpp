@@ -1,0 +1,59 @@
+#pragma once
+// One step of IPC elastodynamics as the frame's Newton minimiser sees it (solvers/newton.hpp): the incremental
+// potential of ElasticSystem at the iterate, the projected-Newton direction from a KSP under the prefix -ipc_
+// (CG + GAMG with the rigid-body near-nullspace by default), backtracking that refuses inverted elements, and
+// IPC's convergence test ‖p‖∞/Δt < tolerance evaluated with the direction of the current iterate.
+#include <petscksp.h>
+
+#include <string>
+#include <vector>
+
+#include "percussion/core/timer.hpp"
+#include "percussion/methods/ipc/elastic_system.hpp"
+#include "percussion/solvers/newton.hpp"
+
+namespace percussion::ipc {
+
+class StepMinimisation : public solvers::NewtonProblem {
+ public:
+  // Collective. The scene's petsc_options were already given to PETSc's database.
+  StepMinimisation(const ElasticSystem& system, PhaseTimers& timers);
+  ~StepMinimisation() override;
+  StepMinimisation(const StepMinimisation&) = delete;
+  StepMinimisation& operator=(const StepMinimisation&) = delete;
+
+  // The iterate (a global vector of the system); the caller sets it before minimise and reads it after.
+  Vec iterate() const { return x_; }
+  // The terms of this step and the scale of the convergence test (Δt; 1 for a static solve).
+  // Also starts the step's linear solver afresh: a preconditioner that carries state across solves (GAMG's
+  // hierarchy, which KSPReset keeps) would make a restarted run differ from an uninterrupted one.
+  void set_terms(const StepTerms& terms, double residual_scale);
+  long krylov_iterations() const { return krylov_; }
+  const PotentialParts& parts() const { return parts_; }  // at the last evaluate()
+
+  Evaluation evaluate(int iteration) override;
+  bool search_direction(int /*iteration*/, double /*residual*/) override { return true; }
+  SlopeTerms slope_terms() const override;
+  void descent() override;
+  void begin_line_search(double alpha) override;
+  double trial(double alpha, int k) override;
+  void end_iteration(bool accepted, double alpha) override;
+
+ private:
+  void make_ksp();  // a new KSP under -ipc_: CG + GAMG unless the options say otherwise
+
+  const ElasticSystem& system_;
+  PhaseTimers& timers_;
+  int assembly_phase_ = 0, solve_phase_ = 0;
+  KSP ksp_ = nullptr;
+  Mat hessian_ = nullptr;
+  Vec x_ = nullptr, base_ = nullptr, gradient_ = nullptr, direction_ = nullptr;
+  std::vector<double> local_;
+  StepTerms terms_;
+  double scale_ = 1;
+  PotentialParts parts_;
+  double energy_ = 0, base_energy_ = 0;
+  long krylov_ = 0;
+};
+
+}  // namespace percussion::ipc
