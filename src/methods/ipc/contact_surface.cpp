@@ -15,7 +15,7 @@ struct Share {
   std::int64_t key0, key1;  // vertex: (gid, -1); edge: (smaller gid, larger gid)
   std::int64_t face;        // global id of the contributing face
   double value;
-  std::int32_t rank, slot;  // who sent it, and the sender's index of the primitive
+  std::int32_t rank, slot;  // who sent it, and the sender's vertex (≥ 0) or edge (−1 − edge)
 };
 
 // The sum and owner of one primitive, back to each rank that contributed.
@@ -83,7 +83,7 @@ ContactSurface build_contact_surface(MPI_Comm comm, const geometry::PlexMesh& me
         const std::int32_t edge = surface_edge(k[e[0]], k[e[1]]);
         const auto& ab = s.edges[std::size_t(edge)];
         share(s.vertex_global_id[std::size_t(ab[0])], s.vertex_global_id[std::size_t(ab[1])], face, third,
-              static_cast<std::int32_t>(s.vertex_count()) + edge);
+              -1 - edge);  // edges: negative slots
       }
     }
   }
@@ -110,13 +110,12 @@ ContactSurface build_contact_surface(MPI_Comm comm, const geometry::PlexMesh& me
   s.edge_area.assign(s.edges.size(), 0.0);
   s.edge_owned.assign(s.edges.size(), dim == 2 ? 1 : 0);
   for (const Verdict& v : verdicts) {
-    const auto slot = static_cast<std::size_t>(v.slot);
-    if (slot < nv) {
-      s.vertex_area[slot] = v.area;
-      s.vertex_owned[slot] = v.owner == rank;
+    if (v.slot >= 0) {
+      s.vertex_area[std::size_t(v.slot)] = v.area;
+      s.vertex_owned[std::size_t(v.slot)] = v.owner == rank;
     } else {
-      s.edge_area[slot - nv] = v.area;
-      s.edge_owned[slot - nv] = v.owner == rank;
+      s.edge_area[std::size_t(-1 - v.slot)] = v.area;
+      s.edge_owned[std::size_t(-1 - v.slot)] = v.owner == rank;
     }
   }
   return s;
