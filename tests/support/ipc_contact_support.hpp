@@ -82,10 +82,13 @@ inline std::vector<double> positions(const Scene& s, const geometry::PlexMesh& m
 // A direction per dof from the vertex's global id alone.
 inline double direction(std::int64_t gid, int c) { return std::sin(0.7 * static_cast<double>(gid) + 1.3 * c + 0.2); }
 
-inline std::vector<double> directions(const geometry::PlexMesh& mesh) {
+// An unrelated second one, to move a scene off its aligned (non-generic) configuration.
+inline double jitter(std::int64_t gid, int c) { return std::cos(2.3 * static_cast<double>(gid) + 0.9 * c + 0.4); }
+
+inline std::vector<double> per_vertex(const geometry::PlexMesh& mesh, double (*f)(std::int64_t, int)) {
   std::vector<double> v(mesh.vertex_coordinates.size());
   for (std::size_t i = 0; i < mesh.vertex_global_id.size(); ++i)
-    for (int c = 0; c < mesh.dim; ++c) v[i * mesh.dim + c] = direction(mesh.vertex_global_id[i], c);
+    for (int c = 0; c < mesh.dim; ++c) v[i * mesh.dim + c] = f(mesh.vertex_global_id[i], c);
   return v;
 }
 
