@@ -22,27 +22,6 @@ constexpr double kKappa = 3.7;
 
 std::vector<Scene> scenes() { return {two_boxes(0.02, 0.05), disk_box_plane(0.01, 0.03), folded_strip(0.02, 0.03)}; }
 
-int rank_of(MPI_Comm comm) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
-}
-
-struct Built {
-  geometry::PlexMesh mesh;
-  ContactSurface surface;
-  std::vector<double> x;
-  ContactSet set;
-};
-
-Built build(MPI_Comm comm, const Scene& s) {
-  Built b{geometry::build_plex_mesh(comm, s.bodies), {}, {}, {}};
-  b.surface = ipc::build_contact_surface(comm, b.mesh);
-  b.x = positions(s, b.mesh);
-  b.set.build(comm, b.surface, b.x, {}, {}, s.options);
-  return b;
-}
-
 // Every admissible primitive pair of a one-rank surface, evaluated without a broad phase.
 struct Reference {
   double energy = 0, min_distance = 1e300;

@@ -154,4 +154,25 @@ inline double max_difference(const DofMap& a, const DofMap& b) {
   return d;
 }
 
+inline int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+struct Built {
+  geometry::PlexMesh mesh;
+  ipc::ContactSurface surface;
+  std::vector<double> x;
+  ipc::ContactSet set;
+};
+
+inline Built build(MPI_Comm comm, const Scene& s) {
+  Built b{geometry::build_plex_mesh(comm, s.bodies), {}, {}, {}};
+  b.surface = ipc::build_contact_surface(comm, b.mesh);
+  b.x = positions(s, b.mesh);
+  b.set.build(comm, b.surface, b.x, {}, {}, s.options);
+  return b;
+}
+
 }  // namespace ipc_contact_test

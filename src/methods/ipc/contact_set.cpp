@@ -9,7 +9,6 @@
 #include "percussion/methods/ipc/contact_broad_phase.hpp"
 #include "percussion/parallel/exact_sum.hpp"
 #include "percussion/parallel/messages.hpp"
-#include "percussion/physics/psd_projection.hpp"
 
 namespace percussion::ipc {
 namespace {
@@ -205,18 +204,13 @@ void ContactSet::build(MPI_Comm comm, const ContactSurface& surface, std::span<c
 double ContactSet::energy(double kappa) const {
   parallel::ExactSum sum;
   const double dhat2 = options_.dhat * options_.dhat;
-  for (const ContactPair& p : pairs_)
-    sum.add(pair_barrier(p, dim_, vertices_.positions(), options_.planes, dhat2, kappa).value);
-  // An infinite term (a penetration) is not representable in the accumulator: counted apart.
-  int infinite = 0;
-  for (const ContactPair& p : pairs_)
-    if (pair_distance2(p, dim_, vertices_.positions(), options_.planes) <= 0.0) infinite = 1;
-  MPI_Allreduce(MPI_IN_PLACE, &infinite, 1, MPI_INT, MPI_MAX, comm_);
-  if (infinite) return std::numeric_limits<double>::infinity();
-  sum.normalise();
-  auto& digits = sum.digits();
-  MPI_Allreduce(MPI_IN_PLACE, digits.data(), static_cast<int>(digits.size()), MPI_INT64_T, MPI_SUM, comm_);
-  return sum.value();
+  bool infinite = false;
+  for (const ContactPair& p : pairs_) {
+    const double value = pair_barrier(p, dim_, vertices_.positions(), options_.planes, dhat2, kappa).value;
+    if (std::isinf(value)) infinite = true;
+    sum.add(value);
+  }
+  return global_energy(comm_, sum, infinite);
 }
 
 double ContactSet::min_distance() const {
@@ -227,18 +221,6 @@ double ContactSet::min_distance() const {
   return d;
 }
 
-namespace {
-
-template <int N>
-void emit_hessian(const PairEnergy<12>& e, bool project, double* out) {
-  Eigen::Matrix<double, N, N> h = e.hessian.topLeftCorner<N, N>();
-  if (project) h = physics::project_to_psd<N>(h);
-  Eigen::Map<Eigen::Matrix<double, N, N, Eigen::RowMajor>> target(out);
-  target = h;
-}
-
-}  // namespace
-
 void ContactSet::for_each_gradient(double kappa, const ContactBlock& add) const {
   const double dhat2 = options_.dhat * options_.dhat;
   std::int64_t gid[4];
@@ -246,13 +228,7 @@ void ContactSet::for_each_gradient(double kappa, const ContactBlock& add) const 
   for (const ContactPair& p : pairs_) {
     const PairEnergy<12> e = pair_barrier(p, dim_, vertices_.positions(), options_.planes, dhat2, kappa);
     if (e.value == 0.0) continue;
-    const int n = stencil_size(p.type);
-    for (int k = 0; k < n; ++k) {
-      const auto& entry = vertices_.entry(static_cast<std::size_t>(p.vertex[std::size_t(k)]));
-      gid[k] = entry.global_id;
-      dof[k] = static_cast<PetscInt>(entry.dof);
-    }
-    add(n, gid, dof, e.gradient.data());
+    add(stencil_ids(vertices_, p, gid, dof), gid, dof, e.gradient.data());
   }
 }
 
@@ -264,51 +240,18 @@ void ContactSet::for_each_hessian(double kappa, bool project, const ContactBlock
   for (const ContactPair& p : pairs_) {
     const PairEnergy<12> e = pair_barrier(p, dim_, vertices_.positions(), options_.planes, dhat2, kappa);
     if (e.value == 0.0) continue;
-    const int n = stencil_size(p.type);
-    for (int k = 0; k < n; ++k) {
-      const auto& entry = vertices_.entry(static_cast<std::size_t>(p.vertex[std::size_t(k)]));
-      gid[k] = entry.global_id;
-      dof[k] = static_cast<PetscInt>(entry.dof);
-    }
-    switch (n * dim_) {
-      case 2: emit_hessian<2>(e, project, block); break;
-      case 3: emit_hessian<3>(e, project, block); break;
-      case 6: emit_hessian<6>(e, project, block); break;
-      default: emit_hessian<12>(e, project, block); break;
-    }
+    const int n = stencil_ids(vertices_, p, gid, dof);
+    hessian_block(e.hessian, n * dim_, project, block);
     add(n, gid, dof, block);
   }
 }
 
-namespace {
-
-// The dof indices of a block's stencil: dim consecutive dofs per vertex.
-int block_indices(int count, const PetscInt* dof, int dim, PetscInt* index) {
-  for (int k = 0; k < count; ++k)
-    for (int c = 0; c < dim; ++c) index[k * dim + c] = dof[k] + c;
-  return count * dim;
-}
-
-}  // namespace
-
 PetscErrorCode ContactSet::add_gradient(double kappa, ::Vec gradient) const {
-  PetscErrorCode status = 0;
-  for_each_gradient(kappa, [&](int count, const std::int64_t*, const PetscInt* dof, const double* values) {
-    PetscInt index[12];
-    const int n = block_indices(count, dof, dim_, index);
-    if (status == 0) status = VecSetValues(gradient, n, index, values, ADD_VALUES);
-  });
-  return status;
+  return add_blocks([&](const ContactBlock& add) { for_each_gradient(kappa, add); }, dim_, gradient);
 }
 
 PetscErrorCode ContactSet::add_hessian(double kappa, bool project, ::Mat hessian) const {
-  PetscErrorCode status = 0;
-  for_each_hessian(kappa, project, [&](int count, const std::int64_t*, const PetscInt* dof, const double* values) {
-    PetscInt index[12];
-    const int n = block_indices(count, dof, dim_, index);
-    if (status == 0) status = MatSetValues(hessian, n, index, n, index, values, ADD_VALUES);
-  });
-  return status;
+  return add_blocks([&](const ContactBlock& add) { for_each_hessian(kappa, project, add); }, dim_, hessian);
 }
 
 }  // namespace percussion::ipc

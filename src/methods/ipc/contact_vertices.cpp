@@ -48,10 +48,11 @@ void ContactVertices::assign(MPI_Comm comm, int dim, std::vector<Entry> entries,
   plan_.assign(std::move(send), std::move(receive_count), rank_);
 }
 
-void ContactVertices::update(std::span<const double> x) {
+void ContactVertices::read(std::span<const double> x, std::vector<double>& out) const {
   const auto d = static_cast<std::size_t>(dim_);
+  out.resize(entries_.size() * d);
   for (std::int32_t i : own_)
-    std::copy_n(&x[static_cast<std::size_t>(entries_[std::size_t(i)].mesh_index) * d], d, &positions_[std::size_t(i) * d]);
+    std::copy_n(&x[static_cast<std::size_t>(entries_[std::size_t(i)].mesh_index) * d], d, &out[std::size_t(i) * d]);
   received_.resize(plan_.received() * d);
   parallel::Messages messages(comm_);
   plan_.run(
@@ -64,7 +65,7 @@ void ContactVertices::update(std::span<const double> x) {
       },
       reinterpret_cast<std::byte*>(received_.data()), sendbuf_);
   for (std::size_t k = 0; k < arrival_.size(); ++k)
-    std::copy_n(&received_[k * d], d, &positions_[static_cast<std::size_t>(arrival_[k]) * d]);
+    std::copy_n(&received_[k * d], d, &out[static_cast<std::size_t>(arrival_[k]) * d]);
 }
 
 }  // namespace percussion::ipc

@@ -10,10 +10,10 @@
 #include <mpi.h>
 #include <petscmat.h>
 
-#include <functional>
 #include <span>
 #include <vector>
 
+#include "percussion/methods/ipc/contact_blocks.hpp"
 #include "percussion/methods/ipc/contact_surface.hpp"
 #include "percussion/methods/ipc/contact_vertices.hpp"
 #include "percussion/physics/ipc/contact_pair.hpp"
@@ -25,11 +25,6 @@ struct ContactOptions {
   bool self_contact = false;         // pairs of one body's primitives (else only pairs of different bodies)
   std::vector<HalfPlane> planes;     // analytic obstacles: the bodies stay on the side the normal points to
 };
-
-// A pair's contribution on its stencil: vertex global ids and first dof indices (count entries) and
-// count·dim gradient entries or (count·dim)² Hessian entries, row-major.
-using ContactBlock = std::function<void(int count, const std::int64_t* global_id, const PetscInt* dof,
-                                        const double* values)>;
 
 class ContactSet {
  public:

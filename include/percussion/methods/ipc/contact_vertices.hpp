@@ -24,7 +24,9 @@ class ContactVertices {
   // Collective. positions: dim numbers per entry (their current values).
   void assign(MPI_Comm comm, int dim, std::vector<Entry> entries, std::vector<double> positions);
   // Collective over the neighbours: every entry's position from x (dim per mesh-local vertex of this rank).
-  void update(std::span<const double> x);
+  void update(std::span<const double> x) { read(x, positions_); }
+  // Collective over the neighbours: any per-vertex field of the mesh-local layout (dim per vertex), per entry.
+  void read(std::span<const double> x, std::vector<double>& out) const;
 
   int dim() const { return dim_; }
   std::size_t size() const { return entries_.size(); }
@@ -41,8 +43,8 @@ class ContactVertices {
   std::vector<std::int32_t> arrival_;  // entry of each arriving position, in arrival order
   std::vector<std::int32_t> served_;   // mesh-local vertices other ranks read, in the plan's send lists
   parallel::ExchangePlan plan_;
-  std::vector<double> received_;
-  std::vector<std::byte> sendbuf_;
+  mutable std::vector<double> received_;  // exchange buffers
+  mutable std::vector<std::byte> sendbuf_;
 };
 
 }  // namespace percussion::ipc
