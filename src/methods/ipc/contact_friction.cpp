@@ -44,7 +44,8 @@ Vec<12> FrictionSet::stencil(std::size_t k) const {
   const ContactPair& p = pairs_[k];
   const auto x_all = vertices_.positions();
   for (int i = 0; i < stencil_size(p.type); ++i)
-    for (int c = 0; c < dim_; ++c) x[i * dim_ + c] = x_all[static_cast<std::size_t>(p.vertex[std::size_t(i)] * dim_ + c)];
+    for (int c = 0; c < dim_; ++c)
+      x[i * dim_ + c] = x_all[static_cast<std::size_t>(p.vertex[std::size_t(i)] * dim_ + c)];
   return x;
 }
 

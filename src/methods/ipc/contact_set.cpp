@@ -215,7 +215,8 @@ double ContactSet::energy(double kappa) const {
 
 double ContactSet::min_distance() const {
   double d2 = std::numeric_limits<double>::infinity();
-  for (const ContactPair& p : pairs_) d2 = std::min(d2, pair_distance2(p, dim_, vertices_.positions(), options_.planes));
+  for (const ContactPair& p : pairs_)
+    d2 = std::min(d2, pair_distance2(p, dim_, vertices_.positions(), options_.planes));
   double d = std::isinf(d2) ? d2 : std::copysign(std::sqrt(std::abs(d2)), d2);
   MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MIN, comm_);
   return d;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -51,7 +52,8 @@ void overlapping_boxes(const std::vector<Box>& a, const std::vector<Box>& b, boo
     const Box& box = (*lists[it.list])[static_cast<std::size_t>(it.index)];
     const int other = same ? 0 : 1 - it.list;
     auto& candidates = open[other];
-    std::erase_if(candidates, [&](std::int32_t k) { return (*lists[other])[std::size_t(k)].upper.x() < box.lower.x(); });
+    const std::vector<Box>& others = *lists[other];
+    std::erase_if(candidates, [&](std::int32_t k) { return others[std::size_t(k)].upper.x() < box.lower.x(); });
     for (std::int32_t k : candidates) {
       if (!box.overlaps((*lists[other])[std::size_t(k)])) continue;
       if (same)
