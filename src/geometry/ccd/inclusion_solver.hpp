@@ -173,7 +173,8 @@ struct QueryData {
 template <int N, int P, int D>
 bool load(QueryData<N, P, D>& q, const Eigen::Matrix<double, D, 1>* const start[N],
           const Eigen::Matrix<double, D, 1>* const end[N], const CcdOptions& options, double& rate_t) {
-  q.min_distance = options.min_distance;
+  // A negative or NaN separation would shrink the thresholds below the rounding bound: treat it as 0.
+  q.min_distance = std::fmax(options.min_distance, 0.0);
   rate_t = 0;
   for (int i = 0; i < D; ++i) {
     double max_abs = 0, moving = 0;
@@ -185,7 +186,7 @@ bool load(QueryData<N, P, D>& q, const Eigen::Matrix<double, D, 1>* const start[
     }
     if (!(max_abs <= 1e150) || !std::isfinite(moving)) return false;
     q.error[i] = error_bound(max_abs);
-    q.limit[i] = threshold(options.min_distance, q.error[i]);
+    q.limit[i] = threshold(q.min_distance, q.error[i]);
     rate_t = std::fmax(rate_t, moving);
   }
   return true;

@@ -3,13 +3,15 @@
 // position at t0 to their position at t1 along straight lines). Inclusion-based root finding on the (t, u, v)
 // parameter domain with a floating-point error bound (Tight-Inclusion style, Wang et al. 2021): a query whose exact
 // trajectories come within `min_distance` (in the infinity norm, so also in the Euclidean one) is never reported
-// as a miss; a reported hit may be a near miss within about min_distance + 3 tolerance.
+// as a miss; a reported hit may be a near miss within about min_distance + 3 tolerance, or a query the search
+// gave up on (max_boxes, or its fixed queue full: degenerate near misses), with a valid but looser time bound.
+// No allocation: the search's box queue lives on the stack.
 #include <Eigen/Core>
 
 namespace percussion::geometry {
 
 struct CcdOptions {
-  double min_distance = 0.0;  // report a hit when the primitives may come this close (>= 0)
+  double min_distance = 0.0;  // report a hit when the primitives may come this close (negative counts as 0)
   double tolerance = 1e-6;    // distance resolution of the search (absolute, the coordinates' unit)
   int max_boxes = 100000;     // boxes examined before giving up with a (conservative) hit
 };
