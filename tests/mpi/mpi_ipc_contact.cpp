@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 #include <set>
 
@@ -183,6 +184,21 @@ TEST(IpcContact, GradientAndHessianMatchCentralDifferencesOfTheEnergy) {
     b.set.update_positions(b.x);
     const DofMap g = gradient(b.set, kKappa);
     const DofMap hv = hessian_times_direction(b.set, kKappa, false);
+    // Projected blocks are PSD (smallest eigenvalue ≥ −1e-12 of the largest) and some needed projecting.
+    int projected = 0;
+    b.set.for_each_hessian(kKappa, true, [&](int n, const std::int64_t*, const PetscInt*, const double* m) {
+      const int k = n * b.set.dim();
+      const Eigen::MatrixXd block = Eigen::Map<const Eigen::MatrixXd>(m, k, k);
+      const Eigen::VectorXd lambda = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(block).eigenvalues();
+      EXPECT_GE(lambda.minCoeff(), -1e-12 * std::max(1.0, lambda.cwiseAbs().maxCoeff()));
+    });
+    b.set.for_each_hessian(kKappa, false, [&](int n, const std::int64_t*, const PetscInt*, const double* m) {
+      const int k = n * b.set.dim();
+      const Eigen::MatrixXd block = Eigen::Map<const Eigen::MatrixXd>(m, k, k);
+      projected += Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(block).eigenvalues().minCoeff() < 0;
+    });
+    MPI_Allreduce(MPI_IN_PLACE, &projected, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_GT(projected, 0);
     if (rank_of(MPI_COMM_WORLD) != 0) continue;
     double gv = 0;
     for (const auto& [k, value] : g) gv += value * direction(k.first, k.second);

@@ -54,6 +54,7 @@ TEST(IpcContactPair, DerivativesMatchCentralDifferences) {
             << "type " << static_cast<int>(c.pair.type) << " entry " << j << ", " << i;
     }
     for (int i = n; i < 12; ++i) EXPECT_EQ(e.gradient[i], 0.0);
+    EXPECT_NEAR(pair_barrier_value(c.pair, c.dim, c.x, planes(), dhat2, kappa), e.value, 1e-15 * e.value);
   }
 }
 

@@ -206,7 +206,7 @@ double ContactSet::energy(double kappa) const {
   const double dhat2 = options_.dhat * options_.dhat;
   bool infinite = false;
   for (const ContactPair& p : pairs_) {
-    const double value = pair_barrier(p, dim_, vertices_.positions(), options_.planes, dhat2, kappa).value;
+    const double value = pair_barrier_value(p, dim_, vertices_.positions(), options_.planes, dhat2, kappa);
     if (std::isinf(value)) infinite = true;
     sum.add(value);
   }

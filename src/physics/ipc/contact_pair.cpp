@@ -96,6 +96,19 @@ PairEnergy<12> pair_barrier(const ContactPair& pair, int dim, std::span<const do
   return {};
 }
 
+double pair_barrier_value(const ContactPair& pair, int dim, std::span<const double> x,
+                          std::span<const HalfPlane> planes, double dhat2, double kappa) {
+  const double d2 = pair_distance2(pair, dim, x, planes);
+  if (d2 >= dhat2) return 0.0;
+  double w = kappa * pair.area;
+  if (pair.type == PairType::EdgeEdge) {
+    const auto& v = pair.vertex;
+    w *= geometry::edge_edge_mollifier(point<3>(x, v[0]), point<3>(x, v[1]), point<3>(x, v[2]), point<3>(x, v[3]),
+                                       pair.eps_x);
+  }
+  return w * barrier(d2, dhat2);
+}
+
 LaggedFriction<12, 2> pair_lagged_friction(const ContactPair& pair, int dim, std::span<const double> x_prev,
                                            std::span<const HalfPlane> planes, double dhat2, double kappa) {
   const auto& v = pair.vertex;

@@ -48,6 +48,10 @@ double pair_distance2(const ContactPair& pair, int dim, std::span<const double> 
 PairEnergy<12> pair_barrier(const ContactPair& pair, int dim, std::span<const double> x,
                             std::span<const HalfPlane> planes, double dhat2, double kappa);
 
+// The value alone (no derivatives), for line searches: the same number as pair_barrier's.
+double pair_barrier_value(const ContactPair& pair, int dim, std::span<const double> x,
+                          std::span<const HalfPlane> planes, double dhat2, double kappa);
+
 // Lagged friction of a pair at the previous step's positions x_prev (N_k from κ A_k b, T_k from the closest
 // points); tangent columns beyond dim − 1 are zero. A pair beyond d̂ gets N_k = 0.
 LaggedFriction<12, 2> pair_lagged_friction(const ContactPair& pair, int dim, std::span<const double> x_prev,
