@@ -98,6 +98,35 @@ TEST(IpcContactStep, InitialStiffnessFromTheAssembledBarrierGradient) {
   const ipc::BarrierStiffness k = ipc::initial_contact_stiffness(b.set, e, kappa_min);
   EXPECT_NEAR(k.kappa, ipc::initial_barrier_stiffness(sums[0], sums[1], kappa_min).kappa, 1e-12 * k.kappa);
   EXPECT_GT(k.kappa, kappa_min);  // not clamped: the check reaches the ratio
+
+  // The Hessian added into an MPIAIJ matrix on the same dofs: H (−e) = H v, as the gathered blocks give it.
+  Mat hessian = nullptr;
+  const PetscInt n = static_cast<PetscInt>(b.mesh.global_vertex_count * d);
+  ASSERT_EQ(MatCreateAIJ(MPI_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 30, nullptr, 30, nullptr, &hessian), 0);
+  MatSetOption(hessian, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE);
+  ASSERT_EQ(b.set.add_hessian(1.0, false, hessian), 0);
+  MatAssemblyBegin(hessian, MAT_FINAL_ASSEMBLY);
+  MatAssemblyEnd(hessian, MAT_FINAL_ASSEMBLY);
+  Vec hv = nullptr;
+  VecDuplicate(e, &hv);
+  VecScale(e, -1.0);
+  MatMult(hessian, e, hv);
+  const DofMap expected = hessian_times_direction(b.set, 1.0, false);
+  DofMap local;
+  PetscInt lo = 0, hi = 0;
+  VecGetOwnershipRange(hv, &lo, &hi);
+  const PetscScalar* values = nullptr;
+  VecGetArrayRead(hv, &values);
+  for (PetscInt i = lo; i < hi; ++i)
+    if (values[i - lo] != 0.0) local[{i / d, static_cast<int>(i % d)}] = values[i - lo];
+  VecRestoreArrayRead(hv, &values);
+  const DofMap assembled = gather(MPI_COMM_WORLD, local);
+  if (rank_of(MPI_COMM_WORLD) == 0) {
+    EXPECT_GT(max_abs(expected), 0);
+    EXPECT_LE(max_difference(assembled, expected), 1e-12 * max_abs(expected));
+  }
+  VecDestroy(&hv);
+  MatDestroy(&hessian);
   VecDestroy(&e);
 }
 
