@@ -97,6 +97,7 @@ void report_run(Method& method, const RunRecord& r, MPI_Comm comm) {
   MPI_Allreduce(mine, total, 2, MPI_DOUBLE, MPI_SUM, comm);
   const MemoryStats memory = reduce_peak_memory(comm);
   const std::map<std::string, double> counters = method.counters();
+  const std::map<std::string, double> headline = method.headline();
 
   io::on_rank0(comm, [&] {
     nlohmann::json per_rank = nlohmann::json::object();
@@ -142,6 +143,7 @@ void report_run(Method& method, const RunRecord& r, MPI_Comm comm) {
     if (!r.failure.empty()) summary["failure"] = r.failure;
     if (!r.balance.is_null()) summary["balance"] = r.balance;
     for (const auto& [name, count] : sizes) summary[name] = count;  // "particles", "bonds", ... at the top, too
+    for (const auto& [name, value] : headline) summary[name] = value;
     replace_non_finite(summary);
     const fs::path path = fs::path(r.args->out) / "summary.json";
     std::ofstream file(path);

@@ -67,6 +67,8 @@ class Method {
   // Totals for the summary (solver iterations, rebuilds, ...); empty by default. Frames record the growth of
   // "newton_iterations" and "krylov_iterations" since the previous frame, where a method counts them.
   virtual std::map<std::string, double> counters() const { return {}; }
+  // Results of the whole run that the summary shows at its top level (e.g. IPC's min_distance); empty by default.
+  virtual std::map<std::string, double> headline() const { return {}; }
 };
 
 }  // namespace percussion

@@ -15,10 +15,11 @@ void emit(const Mat<12>& hessian, bool project, double* out) {
   target = h;
 }
 
-// dim consecutive dofs per stencil vertex.
+// dim consecutive dofs per stencil vertex; a negative first dof (not an unknown) gives negative indices, which
+// PETSc skips.
 int block_indices(int count, const PetscInt* dof, int dim, PetscInt* index) {
   for (int k = 0; k < count; ++k)
-    for (int c = 0; c < dim; ++c) index[k * dim + c] = dof[k] + c;
+    for (int c = 0; c < dim; ++c) index[k * dim + c] = dof[k] < 0 ? -1 : dof[k] + c;
   return count * dim;
 }
 

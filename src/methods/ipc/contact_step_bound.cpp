@@ -1,10 +1,12 @@
 #include "percussion/methods/ipc/contact_step_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace percussion::ipc {
 
-double max_step(const ContactSet& set, std::span<const double> step, const geometry::CcdOptions& options) {
+double max_step(const ContactSet& set, std::span<const double> step, const geometry::CcdOptions& base,
+                double keep) {
   std::vector<double> s;
   set.vertices().read(step, s);
   const std::span<const double> x = set.vertices().positions();
@@ -18,6 +20,12 @@ double max_step(const ContactSet& set, std::span<const double> step, const geome
   double alpha = 1.0;
   for (const ContactPair& pair : set.pairs()) {
     const auto& v = pair.vertex;
+    geometry::CcdOptions options = base;
+    if (keep > 0.0) {
+      const double d0 = std::sqrt(std::max(0.0, pair_distance2(pair, dim, x, set.options().planes)));
+      options.min_distance = keep * d0;
+      options.tolerance = std::min(base.tolerance, 0.5 * (1.0 - keep) * d0);
+    }
     geometry::CcdResult r;
     switch (pair.type) {
       case PairType::PointEdge2D:

@@ -10,17 +10,6 @@
 namespace percussion::ipc {
 namespace {
 
-// Contact (barrier, friction, CCD) is not part of the method yet: a scene that needs it is refused rather than run
-// with bodies passing through each other.
-void refuse_contact(const IpcScene& s) {
-  if (!s.planes.empty())
-    throw InputError(s.path + ": /obstacles: contact is not implemented in the ipc method yet; only scenes of one "
-                     "body without obstacles run");
-  if (s.bodies.size() > 1)
-    throw InputError(s.path + ": /bodies: contact is not implemented in the ipc method yet; only scenes of one body "
-                     "without obstacles run (this one has " + std::to_string(s.bodies.size()) + ")");
-}
-
 const char* kind_name(MeshSpec::Kind k) {
   switch (k) {
     case MeshSpec::Kind::box: return "box";
@@ -45,13 +34,11 @@ std::string describe(const Scene& common) {
   o << "), " << s.planes.size() << " planes, " << s.prescribed.size() << " prescribed regions, " << s.loads.size()
     << " loads; " << s.integrator;
   if (s.integrator != "static") o << ", time step " << s.time_step << " s, to t = " << s.time.end << " s";
-  if (!s.planes.empty() || s.bodies.size() > 1) o << "; needs contact, which the ipc method cannot run yet";
   return o.str();
 }
 
 std::unique_ptr<Method> create(const Scene& scene, MPI_Comm comm, const std::string& restart_file) {
   IpcScene s = parse_scene(scene);
-  refuse_contact(s);
   return std::make_unique<IpcMethod>(std::move(s), comm, restart_file);
 }
 

@@ -118,7 +118,7 @@ void ElasticSystem::add_loads(const IpcScene& scene) {
 
 template <int D, int K>
 PotentialParts ElasticSystem::evaluate_elements(const std::vector<double>& u, const StepTerms& terms, double* gradient,
-                                                Mat hessian) const {
+                                                ::Mat hessian) const {
   constexpr int N = fem::Lagrange<D, K>::kNodes;
   constexpr int ND = D * N;
   const bool derivatives = gradient != nullptr || hessian != nullptr;
@@ -196,8 +196,8 @@ PotentialParts ElasticSystem::evaluate_elements(const std::vector<double>& u, co
   return parts;
 }
 
-PotentialParts ElasticSystem::evaluate(const std::vector<double>& u, const StepTerms& terms, Vec gradient,
-                                       Mat hessian) const {
+PotentialParts ElasticSystem::evaluate(const std::vector<double>& u, const StepTerms& terms, ::Vec gradient,
+                                       ::Mat hessian) const {
   const int d = mesh_.dim;
   PetscScalar* g = nullptr;
   if (gradient) {
@@ -233,7 +233,12 @@ PotentialParts ElasticSystem::evaluate(const std::vector<double>& u, const StepT
   MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm_);
   std::int64_t inverted = parts.inverted;
   MPI_Allreduce(MPI_IN_PLACE, &inverted, 1, MPI_INT64_T, MPI_SUM, comm_);
-  parts = {sums[0], sums[1], sums[2], sums[3], inverted};
+  parts = PotentialParts{};
+  parts.inertia = sums[0];
+  parts.elastic = sums[1];
+  parts.damping = sums[2];
+  parts.loads = sums[3];
+  parts.inverted = inverted;
   if (inverted > 0) parts.elastic = std::numeric_limits<double>::infinity();
   return parts;
 }

@@ -207,15 +207,15 @@ void ElasticSystem::cell_nodes(PetscInt c, PetscInt* nodes) const {
   }
 }
 
-Vec ElasticSystem::create_vector() const {
-  Vec v = nullptr;
+::Vec ElasticSystem::create_vector() const {
+  ::Vec v = nullptr;
   petsc_check(DMCreateGlobalVector(space_.dm.get(), &v), "DMCreateGlobalVector");
   petsc_check(VecSetBlockSize(v, mesh_.dim), "VecSetBlockSize");
   return v;
 }
 
-Mat ElasticSystem::create_matrix() const {
-  Mat m = nullptr;
+::Mat ElasticSystem::create_matrix() const {
+  ::Mat m = nullptr;
   petsc_check(DMSetMatType(space_.dm.get(), MATAIJ), "DMSetMatType");
   petsc_check(DMCreateMatrix(space_.dm.get(), &m), "DMCreateMatrix");
   petsc_check(MatSetOption(m, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE), "MatSetOption");
@@ -224,9 +224,9 @@ Mat ElasticSystem::create_matrix() const {
   return m;
 }
 
-void ElasticSystem::to_local(Vec global, std::vector<double>& local) const {
+void ElasticSystem::to_local(::Vec global, std::vector<double>& local) const {
   const int d = mesh_.dim;
-  Vec lv = nullptr;
+  ::Vec lv = nullptr;
   petsc_check(DMGetLocalVector(space_.dm.get(), &lv), "DMGetLocalVector");
   petsc_check(DMGlobalToLocal(space_.dm.get(), global, INSERT_VALUES, lv), "DMGlobalToLocal");
   const PetscScalar* a = nullptr;
@@ -238,7 +238,7 @@ void ElasticSystem::to_local(Vec global, std::vector<double>& local) const {
   petsc_check(DMRestoreLocalVector(space_.dm.get(), &lv), "DMRestoreLocalVector");
 }
 
-void ElasticSystem::to_global(const std::vector<double>& local, Vec global) const {
+void ElasticSystem::to_global(const std::vector<double>& local, ::Vec global) const {
   const int d = mesh_.dim;
   PetscScalar* a = nullptr;
   petsc_check(VecGetArray(global, &a), "VecGetArray");

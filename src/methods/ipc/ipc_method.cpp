@@ -34,7 +34,7 @@ ScenePetscDefaults::~ScenePetscDefaults() {
 IpcMethod::IpcMethod(IpcScene scene, MPI_Comm comm, const std::string& restart_file)
     : scene_(std::move(scene)), comm_(comm), petsc_defaults_(scene_.newton), newton_(comm, "ipc_") {
   system_ = std::make_unique<ElasticSystem>(scene_, comm_);
-  minimisation_ = std::make_unique<StepMinimisation>(*system_, timers_);
+  minimisation_ = std::make_unique<StepMinimisation>(*system_, scene_, timers_);
   settings_.max_iterations = static_cast<int>(scene_.newton.max_iterations);
   settings_.tolerance = scene_.newton.tolerance.value_or(1e-5 * system_->bounding_diagonal());
   for (auto& v : u_) v = system_->create_vector();
@@ -47,6 +47,26 @@ IpcMethod::IpcMethod(IpcScene scene, MPI_Comm comm, const std::string& restart_f
   if (!is_static()) system_->to_global(system_->initial_velocity(), v_[0]);
   order_owned_nodes();
   if (!restart_file.empty()) read_checkpoint(restart_file);
+  check_separation();
+}
+
+// The barrier is only defined where every pair of surface primitives is apart and every vertex in front of the
+// obstacle planes.
+void IpcMethod::check_separation() {
+  ContactPotential& contact = minimisation_->contact();
+  if (!contact.enabled()) return;
+  std::vector<double> u;
+  system_->to_local(u_[0], u);
+  contact.build(u, nullptr);
+  const double d = contact.min_distance();
+  last_min_distance_ = d;
+  min_distance_ = std::min(min_distance_, d);
+  if (!(d > 0)) {
+    std::ostringstream o;
+    o << scene_.path << ": /bodies: surfaces touch or cross " << (step_ == 0 ? "at t = 0" : "in the restart state")
+      << " (smallest distance between surface primitives, or of a vertex to an obstacle plane, " << d << ")";
+    throw InputError(o.str());
+  }
 }
 
 IpcMethod::~IpcMethod() {
@@ -97,7 +117,7 @@ void IpcMethod::advance(double /*limit*/) {
   const double dt = scene_.time_step;
   const double t_next = stat ? 1.0 : static_cast<double>(i) * dt;  // static: prescribed displacement = velocity · 1 s
   const int d = system_->dim();
-  Vec x = minimisation_->iterate();
+  ::Vec x = minimisation_->iterate();
 
   std::vector<double> start, predictor, previous;
   system_->to_local(u_[0], start);
@@ -114,7 +134,7 @@ void IpcMethod::advance(double /*limit*/) {
   if (!stat) {
     scheme = fem::bdf_at_step(scene_.integrator == "bdf1" ? 1 : 2, static_cast<int>(i));
     // ũ = −Σ_j α_j u^(i−j) − βΔt Σ_j α_j v^(i−j)
-    Vec tilde = scratch_;
+    ::Vec tilde = scratch_;
     petsc_check(VecSet(tilde, 0.0), "VecSet");
     for (int j = 1; j <= scheme.order; ++j) {
       petsc_check(VecAXPY(tilde, -scheme.alpha[j - 1], u_[j - 1]), "VecAXPY");
@@ -127,6 +147,7 @@ void IpcMethod::advance(double /*limit*/) {
     terms.dt = dt;
   }
   minimisation_->set_terms(terms, stat ? 1.0 : dt);
+  minimisation_->begin_step(previous, stat ? 0.0 : dt);
   const long krylov_before = minimisation_->krylov_iterations();
   const solvers::NewtonResult result = newton_.minimise(*minimisation_, settings_);
   last_newton_ = result.iterations;
@@ -141,6 +162,12 @@ void IpcMethod::advance(double /*limit*/) {
     throw NumericalError(o.str());
   }
   inverted_max_ = std::max(inverted_max_, minimisation_->parts().inverted);
+  ContactPotential& contact = minimisation_->contact();
+  if (contact.enabled()) {
+    last_min_distance_ = contact.min_distance();
+    last_contacts_ = contact.active_pairs();
+    min_distance_ = std::min(min_distance_, last_min_distance_);
+  }
 
   if (stat) {
     petsc_check(VecCopy(x, u_[0]), "VecCopy");
@@ -164,7 +191,12 @@ std::map<std::string, double> IpcMethod::counters() const {
   return {{"newton_iterations", static_cast<double>(newton_iterations_)},
           {"krylov_iterations", static_cast<double>(krylov_iterations_)},
           {"line_search_trials", static_cast<double>(c.line_search_trials)},
-          {"inverted_elements", static_cast<double>(inverted_max_)}};
+          {"inverted_elements", static_cast<double>(inverted_max_)},
+          {"barrier_stiffness", minimisation_->contact().kappa()}};
+}
+
+std::map<std::string, double> IpcMethod::headline() const {
+  return {{"min_distance", min_distance_}, {"inverted_elements", static_cast<double>(inverted_max_)}};
 }
 
 }  // namespace percussion::ipc

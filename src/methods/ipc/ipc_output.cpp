@@ -40,6 +40,10 @@ ObservableSet IpcMethod::observables() {
   o.set_count("inverted_elements", t.inverted);
   o.set_count("step_newton_iterations", last_newton_);
   o.set_count("step_krylov_iterations", last_krylov_);
+  if (minimisation_->contact().enabled()) {
+    o.set_count("contacts", last_contacts_);
+    o.set("min_distance", last_min_distance_);
+  }
   return o;
 }
 
@@ -113,9 +117,13 @@ void IpcMethod::write_checkpoint(const std::string& path) {
   io::write_attribute(root, "newton_iterations", newton_iterations_);
   io::write_attribute(root, "krylov_iterations", krylov_iterations_);
   io::write_attribute(root, "inverted_elements", inverted_max_);
+  io::write_attribute(root, "barrier_stiffness", minimisation_->contact().kappa());
+  io::write_attribute(root, "min_distance", min_distance_);
+  io::write_attribute(root, "last_min_distance", last_min_distance_);
+  io::write_attribute(root, "contacts", last_contacts_);
   io::write_attribute(root, "scene_path", scene_.path);
   io::write_string(root, "scene", scene_.source);
-  const Vec history[4] = {u_[0], u_[1], v_[0], v_[1]};
+  const ::Vec history[4] = {u_[0], u_[1], v_[0], v_[1]};
   {  // the groups close before the file
     const io::H5Group vertices = io::H5Group::create(root, "vertices");
     std::optional<io::H5Group> edges;
@@ -152,7 +160,7 @@ void IpcMethod::read_checkpoint(const std::string& path) {
   expect("edges", m.global_edge_count);
   const std::int64_t step = io::read_attribute_int(root, "step");
   if (step < 0) refuse("/@step: negative (" + std::to_string(step) + ")");
-  Vec history[4] = {u_[0], u_[1], v_[0], v_[1]};
+  ::Vec history[4] = {u_[0], u_[1], v_[0], v_[1]};
   std::vector<double> local(static_cast<std::size_t>(system_->local_nodes() * d), 0.0);
   int finite = 1;
   for (int h = 0; h < 4; ++h) {
@@ -180,6 +188,13 @@ void IpcMethod::read_checkpoint(const std::string& path) {
   newton_iterations_ = io::read_attribute_int(root, "newton_iterations");
   krylov_iterations_ = io::read_attribute_int(root, "krylov_iterations");
   inverted_max_ = io::read_attribute_int(root, "inverted_elements");
+  // κ as the run computed it at its first step: a restart continues the same potential.
+  const double kappa = io::read_attribute_double(root, "barrier_stiffness");
+  if (!(kappa >= 0)) refuse("/@barrier_stiffness: negative or not a number");
+  if (!scene_.contact.barrier_stiffness) minimisation_->contact().set_kappa(kappa);
+  min_distance_ = io::read_attribute_double(root, "min_distance");
+  last_min_distance_ = io::read_attribute_double(root, "last_min_distance");
+  last_contacts_ = io::read_attribute_int(root, "contacts");
   file.close();
 }
 

@@ -1,6 +1,7 @@
 // StepMinimisation (step_minimisation.hpp).
 #include "percussion/methods/ipc/step_minimisation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,18 +12,30 @@ namespace percussion::ipc {
 
 using solvers::petsc_check;
 
-StepMinimisation::StepMinimisation(const ElasticSystem& system, PhaseTimers& timers)
+StepMinimisation::StepMinimisation(const ElasticSystem& system, const IpcScene& scene, PhaseTimers& timers)
     : system_(system), timers_(timers) {
   assembly_phase_ = timers_.phase("assembly");
+  contact_phase_ = timers_.phase("contact");
+  ccd_phase_ = timers_.phase("ccd");
   solve_phase_ = timers_.phase("linear solve");
   x_ = system_.create_vector();
+  contact_ = std::make_unique<ContactPotential>(system_, scene, x_);
   petsc_check(VecDuplicate(x_, &base_), "VecDuplicate");
   petsc_check(VecDuplicate(x_, &gradient_), "VecDuplicate");
   petsc_check(VecDuplicate(x_, &direction_), "VecDuplicate");
   hessian_ = system_.create_matrix();
+  if (contact_->enabled()) {
+    // Contact couples vertices the elements do not: their entries join the pattern as pairs appear.
+    petsc_check(MatSetOption(hessian_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE), "MatSetOption");
+    // κ_min needs the average nodal mass: ½ vᵀMv with v = e_x everywhere is half the total mass.
+    std::vector<double> zero(system_.rest().size(), 0.0), unit(system_.rest().size(), 0.0);
+    for (std::size_t k = 0; k < unit.size(); k += static_cast<std::size_t>(system_.dim())) unit[k] = 1.0;
+    const double mass = 2.0 * system_.totals(zero, unit).kinetic;
+    average_mass_ = mass / (static_cast<double>(system_.global_dofs()) / system_.dim());
+  }
 
   // Rigid motions of the rest configuration: the near-nullspace GAMG coarsens with.
-  Vec coordinates = nullptr;
+  ::Vec coordinates = nullptr;
   petsc_check(VecDuplicate(x_, &coordinates), "VecDuplicate");
   system_.to_global(system_.rest(), coordinates);
   MatNullSpace rigid = nullptr;
@@ -54,6 +67,13 @@ void StepMinimisation::set_terms(const StepTerms& terms, double residual_scale) 
   make_ksp();
 }
 
+void StepMinimisation::begin_step(const std::vector<double>& u_prev, double dt) {
+  pairs_current_ = false;
+  if (!contact_->enabled()) return;
+  ScopedPhase t(timers_, contact_phase_);
+  contact_->freeze_friction(u_prev, dt);
+}
+
 StepMinimisation::~StepMinimisation() {
   KSPDestroy(&ksp_);
   MatDestroy(&hessian_);
@@ -68,6 +88,18 @@ solvers::NewtonProblem::Evaluation StepMinimisation::evaluate(int /*iteration*/)
     ScopedPhase t(timers_, assembly_phase_);
     system_.to_local(x_, local_);
     parts_ = system_.evaluate(local_, terms_, gradient_, hessian_);
+  }
+  if (contact_->enabled() && parts_.inverted == 0) {
+    ScopedPhase t(timers_, contact_phase_);
+    if (pairs_current_) contact_->update(local_);
+    else contact_->build(local_, nullptr);
+    pairs_current_ = true;
+    if (!contact_->has_kappa()) contact_->initialise_kappa(gradient_, average_mass_);
+    const ContactParts c = contact_->energy();
+    parts_.barrier = c.barrier;
+    parts_.friction = c.friction;
+    contact_->add_gradient(gradient_);
+    contact_->add_hessian(hessian_);
   }
   energy_ = parts_.total();
   if (parts_.inverted > 0 || !std::isfinite(energy_))
@@ -104,7 +136,7 @@ solvers::NewtonProblem::SlopeTerms StepMinimisation::slope_terms() const {
   int rank = 0;
   MPI_Comm_rank(system_.comm(), &rank);
   s.roundoff = rank == 0 ? std::abs(parts_.inertia) + std::abs(parts_.elastic) + std::abs(parts_.damping) +
-                               std::abs(parts_.loads)
+                               std::abs(parts_.loads) + std::abs(parts_.barrier) + std::abs(parts_.friction)
                          : 0.0;
   return s;
 }
@@ -112,6 +144,17 @@ solvers::NewtonProblem::SlopeTerms StepMinimisation::slope_terms() const {
 void StepMinimisation::descent() {
   petsc_check(VecCopy(gradient_, direction_), "VecCopy");
   petsc_check(VecScale(direction_, -1.0), "VecScale");
+}
+
+double StepMinimisation::first_trial(double alpha, double /*slope*/, bool /*newton*/) {
+  if (!contact_->enabled()) return alpha;
+  ScopedPhase t(timers_, ccd_phase_);
+  system_.to_local(x_, local_);
+  system_.to_local(direction_, step_local_);
+  // The pairs of the whole sweep x → x + p: every trial and the next iterate are within it.
+  contact_->build(local_, &step_local_);
+  pairs_current_ = true;
+  return std::min(alpha, contact_->max_step(step_local_));
 }
 
 void StepMinimisation::begin_line_search(double /*alpha*/) {
@@ -123,9 +166,17 @@ double StepMinimisation::trial(double alpha, int /*k*/) {
   petsc_check(VecWAXPY(x_, alpha, direction_, base_), "VecWAXPY");
   ScopedPhase t(timers_, assembly_phase_);
   system_.to_local(x_, local_);
-  const PotentialParts trial = system_.evaluate(local_, terms_, nullptr, nullptr);
+  PotentialParts trial = system_.evaluate(local_, terms_, nullptr, nullptr);
   // An inverted element is outside the potential's domain: the search halves the step.
   if (trial.inverted > 0 || !std::isfinite(trial.total())) return std::numeric_limits<double>::infinity();
+  if (contact_->enabled()) {
+    ScopedPhase c(timers_, contact_phase_);
+    contact_->update(local_);
+    const ContactParts parts = contact_->energy();
+    trial.barrier = parts.barrier;
+    trial.friction = parts.friction;
+  }
+  if (!std::isfinite(trial.total())) return std::numeric_limits<double>::infinity();
   return trial.total() - base_energy_;
 }
 

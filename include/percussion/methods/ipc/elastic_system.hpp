@@ -31,7 +31,8 @@ struct StepTerms {
 // Global sums of the potential's parts at one state.
 struct PotentialParts {
   double inertia = 0, elastic = 0, damping = 0, loads = 0;  // loads: −fᵀu (gravity and tractions)
-  double total() const { return inertia + elastic + damping + loads; }
+  double barrier = 0, friction = 0;                         // contact terms (contact_potential.hpp)
+  double total() const { return inertia + elastic + damping + loads + barrier + friction; }
   std::int64_t inverted = 0;  // owned elements whose Jacobian is ≤ 0 somewhere (the energy is then +∞)
 };
 
@@ -63,17 +64,17 @@ class ElasticSystem {
   const std::vector<double>& load() const { return load_; }
 
   // A global vector of the space (block size dim) and the matrix with its preallocation (block size dim).
-  Vec create_vector() const;
-  Mat create_matrix() const;
+  ::Vec create_vector() const;
+  ::Mat create_matrix() const;
   // The global vector's values on every local node (dim per node), ghosts included. Collective.
-  void to_local(Vec global, std::vector<double>& local) const;
+  void to_local(::Vec global, std::vector<double>& local) const;
   // Owned nodes' values into a global vector (local: dim per local node).
-  void to_global(const std::vector<double>& local, Vec global) const;
+  void to_global(const std::vector<double>& local, ::Vec global) const;
 
   // Collective. The potential's parts at u (dim per local node); the gradient's owned rows into `gradient`
   // (zero on prescribed rows) and the PSD-projected Hessian into `hessian` (identity on prescribed rows and columns),
   // each when not null. An inverted element makes the energy +∞ (no gradient or Hessian is then meaningful).
-  PotentialParts evaluate(const std::vector<double>& u, const StepTerms& terms, Vec gradient, Mat hessian) const;
+  PotentialParts evaluate(const std::vector<double>& u, const StepTerms& terms, ::Vec gradient, ::Mat hessian) const;
 
   // Collective: kinetic energy ½vᵀMv, momentum ∫ρv, gravitational energy −∫ρ g·x at displacement u, velocity v.
   struct Totals {
@@ -93,7 +94,7 @@ class ElasticSystem {
  private:
   template <int D, int K>
   PotentialParts evaluate_elements(const std::vector<double>& u, const StepTerms& terms, double* gradient,
-                                   Mat hessian) const;
+                                   ::Mat hessian) const;
   template <int D, int K>
   Totals element_totals(const std::vector<double>& u, const std::vector<double>& v) const;
   template <int D, int K>
