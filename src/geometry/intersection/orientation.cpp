@@ -2,7 +2,9 @@
 
 #include <gmp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace percussion::geometry {
 namespace {
@@ -12,61 +14,71 @@ constexpr double kEpsilon = 0x1p-53;
 constexpr double kOrient2dBound = (3.0 + 16.0 * kEpsilon) * kEpsilon;
 constexpr double kOrient3dBound = (7.0 + 56.0 * kEpsilon) * kEpsilon;
 
-// A rational from a double (exact) and the arithmetic the determinants need.
-struct Rational {
-  mpq_t q;
-  Rational() { mpq_init(q); }
-  explicit Rational(double v) {
-    mpq_init(q);
-    mpq_set_d(q, v);
+// Exact evaluation: the coordinates as integers over their common power of two (a double is m·2^e with an integer
+// m of at most 53 bits), then integer arithmetic, whose sign is the determinant's. The integers are reused
+// across calls (no allocation once they have grown).
+struct Exact {
+  static constexpr int kSlots = 24;
+  mpz_t z[kSlots];
+  Exact() {
+    for (auto& v : z) mpz_init(v);
   }
-  Rational(const Rational&) = delete;
-  Rational& operator=(const Rational&) = delete;
-  ~Rational() { mpq_clear(q); }
+  Exact(const Exact&) = delete;
+  Exact& operator=(const Exact&) = delete;
+  ~Exact() {
+    for (auto& v : z) mpz_clear(v);
+  }
+  // z[0 .. n) = v[i] · 2^−e_min; false (and nothing loaded) if a value is not finite.
+  bool load(const double* v, int n) {
+    int exponent[12], low = std::numeric_limits<int>::max();
+    double mantissa[12];
+    for (int i = 0; i < n; ++i) {
+      if (!std::isfinite(v[i])) return false;
+      mantissa[i] = std::ldexp(std::frexp(v[i], &exponent[i]), 53);
+      exponent[i] -= 53;
+      if (v[i] != 0) low = std::min(low, exponent[i]);
+    }
+    for (int i = 0; i < n; ++i) {
+      mpz_set_d(z[i], mantissa[i]);
+      if (v[i] != 0) mpz_mul_2exp(z[i], z[i], static_cast<mp_bitcnt_t>(exponent[i] - low));
+    }
+    return true;
+  }
+  // z[out] = z[a]·z[d] − z[b]·z[c]
+  void cross(int out, int a, int b, int c, int d) {
+    mpz_mul(z[out], z[a], z[d]);
+    mpz_submul(z[out], z[b], z[c]);
+  }
 };
 
-void difference(Rational& out, double a, double b) {
-  Rational x(a), y(b);
-  mpq_sub(out.q, x.q, y.q);
-}
-
-// a·d − b·c
-void cross(Rational& out, const Rational& a, const Rational& b, const Rational& c, const Rational& d) {
-  Rational ad, bc;
-  mpq_mul(ad.q, a.q, d.q);
-  mpq_mul(bc.q, b.q, c.q);
-  mpq_sub(out.q, ad.q, bc.q);
-}
+thread_local Exact exact;
 
 int exact_orient2d(const Eigen::Vector2d& a, const Eigen::Vector2d& b, const Eigen::Vector2d& c) {
-  Rational acx, acy, bcx, bcy, det;
-  difference(acx, a.x(), c.x());
-  difference(acy, a.y(), c.y());
-  difference(bcx, b.x(), c.x());
-  difference(bcy, b.y(), c.y());
-  cross(det, acx, acy, bcx, bcy);
-  return mpq_sgn(det.q);
+  const double v[6] = {a.x(), a.y(), b.x(), b.y(), c.x(), c.y()};
+  if (!exact.load(v, 6)) return 0;
+  auto& z = exact.z;
+  for (int k = 0; k < 2; ++k) {
+    mpz_sub(z[6 + k], z[k], z[4 + k]);  // a − c
+    mpz_sub(z[8 + k], z[2 + k], z[4 + k]);  // b − c
+  }
+  exact.cross(10, 6, 7, 8, 9);
+  return mpz_sgn(z[10]);
 }
 
 int exact_orient3d(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eigen::Vector3d& c,
                    const Eigen::Vector3d& d) {
-  Rational ad[3], bd[3], cd[3];
-  for (int k = 0; k < 3; ++k) {
-    difference(ad[k], a[k], d[k]);
-    difference(bd[k], b[k], d[k]);
-    difference(cd[k], c[k], d[k]);
-  }
+  const double v[12] = {a.x(), a.y(), a.z(), b.x(), b.y(), b.z(), c.x(), c.y(), c.z(), d.x(), d.y(), d.z()};
+  if (!exact.load(v, 12)) return 0;
+  auto& z = exact.z;
+  for (int k = 0; k < 9; ++k) mpz_sub(z[12 + k], z[k], z[9 + k % 3]);  // a − d, b − d, c − d at 12, 15, 18
   // Expansion along the z column: adz (bdx cdy − bdy cdx) + bdz (cdx ady − cdy adx) + cdz (adx bdy − ady bdx).
-  Rational m0, m1, m2, t, det;
-  cross(m0, bd[0], bd[1], cd[0], cd[1]);
-  cross(m1, cd[0], cd[1], ad[0], ad[1]);
-  cross(m2, ad[0], ad[1], bd[0], bd[1]);
-  mpq_mul(det.q, ad[2].q, m0.q);
-  mpq_mul(t.q, bd[2].q, m1.q);
-  mpq_add(det.q, det.q, t.q);
-  mpq_mul(t.q, cd[2].q, m2.q);
-  mpq_add(det.q, det.q, t.q);
-  return mpq_sgn(det.q);
+  exact.cross(21, 15, 16, 18, 19);
+  exact.cross(22, 18, 19, 12, 13);
+  exact.cross(23, 12, 13, 15, 16);
+  mpz_mul(z[0], z[14], z[21]);
+  mpz_addmul(z[0], z[17], z[22]);
+  mpz_addmul(z[0], z[20], z[23]);
+  return mpz_sgn(z[0]);
 }
 
 int sign_of(double v) { return (v > 0) - (v < 0); }
@@ -79,6 +91,8 @@ int orient2d(const Eigen::Vector2d& a, const Eigen::Vector2d& b, const Eigen::Ve
   const double det = left - right;
   const double bound = kOrient2dBound * (std::abs(left) + std::abs(right));
   if (det > bound || -det > bound) return sign_of(det);
+  // On one axis-parallel line (mesh sides often are): exactly collinear without the exact evaluation.
+  if ((a.x() == b.x() && b.x() == c.x()) || (a.y() == b.y() && b.y() == c.y())) return 0;
   return exact_orient2d(a, b, c);
 }
 
@@ -93,6 +107,9 @@ int orient3d(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eigen::Ve
                            (std::abs(ab) + std::abs(ba)) * std::abs(cd.z());
   const double bound = kOrient3dBound * permanent;
   if (det > bound || -det > bound) return sign_of(det);
+  // In one axis-parallel plane (box faces are): exactly coplanar without the exact evaluation.
+  for (int k = 0; k < 3; ++k)
+    if (a[k] == b[k] && b[k] == c[k] && c[k] == d[k]) return 0;
   return exact_orient3d(a, b, c, d);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Exact signs of the orientation determinants, the building block of every intersection predicate here: a
 // floating-point evaluation with Shewchuk's static error bound decides almost every case, and an exact GMP
-// rational evaluation of the same determinant decides the rest (near-degenerate and degenerate inputs).
+// integer evaluation of the same determinant decides the rest (near-degenerate and degenerate inputs). Finite
+// coordinates (a non-finite one gives 0).
 #include <Eigen/Core>
 
 namespace percussion::geometry {
