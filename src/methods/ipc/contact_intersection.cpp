@@ -259,7 +259,8 @@ std::string describe(const IntersectionReport& r, int dim) {
       const std::string bodies = e.body[0] == e.body[1] ? "body " + std::to_string(e.body[0]) + " intersects itself"
                                                          : "body " + std::to_string(e.body[0]) + " and body " +
                                                                std::to_string(e.body[1]) + " intersect";
-      const std::string other = dim == 2 ? "edge " + id(2) + "–" + id(3) : "triangle " + id(2) + ", " + id(3) + ", " + id(4);
+      const std::string other =
+          dim == 2 ? "edge " + id(2) + "–" + id(3) : "triangle " + id(2) + ", " + id(3) + ", " + id(4);
       return bodies + ": edge " + id(0) + "–" + id(1) + " meets " + other + " (global vertex ids; " +
              std::to_string(r.between_bodies + r.within_body) + " intersecting primitive pairs)";
     }
