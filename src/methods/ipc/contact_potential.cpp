@@ -14,11 +14,18 @@ ContactPotential::ContactPotential(const ElasticSystem& system, const IpcScene& 
   mu_ = scene.contact.friction;
   friction_velocity_ = scene.contact.friction_velocity;
   kappa_ = scene.contact.barrier_stiffness.value_or(0.0);
+  adaptive_ = !scene.contact.barrier_stiffness;
   options_.dhat = scene.contact.dhat.value_or(1e-3 * system.bounding_diagonal());
   options_.self_contact = scene.contact.self_contact;
   for (const Plane& p : scene.planes) options_.planes.push_back({p.point, p.normal});
   if (!enabled_) return;
   surface_ = build_contact_surface(system.comm(), system.mesh());
+  // κ_min needs the average nodal mass: ½ vᵀMv with v = e_x everywhere is half the total mass.
+  std::vector<double> zero(system.rest().size(), 0.0), unit(system.rest().size(), 0.0);
+  for (std::size_t k = 0; k < unit.size(); k += static_cast<std::size_t>(system.dim())) unit[k] = 1.0;
+  const double mass = 2.0 * system.totals(zero, unit).kinetic;
+  const double average_mass = mass / (static_cast<double>(system.global_dofs()) / system.dim());
+  kappa_min_ = min_barrier_stiffness(system.bounding_diagonal(), options_.dhat * options_.dhat, average_mass);
   const PetscInt nv = system.mesh().local_vertex_count();
   vertex_dof_.resize(static_cast<std::size_t>(nv));
   for (PetscInt v = 0; v < nv; ++v)
@@ -45,10 +52,16 @@ void ContactPotential::update(const std::vector<double>& u) {
   if (friction_) friction_->update_positions(x_);
 }
 
-void ContactPotential::initialise_kappa(::Vec other_gradient, double average_nodal_mass) {
-  const double kappa_min = min_barrier_stiffness(system_.bounding_diagonal(), options_.dhat * options_.dhat,
-                                                 average_nodal_mass);
-  kappa_ = initial_contact_stiffness(set_, other_gradient, kappa_min).kappa;
+void ContactPotential::initialise_kappa(::Vec other_gradient) {
+  kappa_ = initial_contact_stiffness(set_, other_gradient, kappa_min_).kappa;
+}
+
+void ContactPotential::adapt_kappa() {
+  if (!enabled_ || !adaptive_) return;
+  const double d = min_distance();
+  if (d * d < 1e-9 * system_.bounding_diagonal() && d < previous_min_distance_)
+    kappa_ = std::min(2.0 * kappa_, 100.0 * kappa_min_);
+  previous_min_distance_ = d;
 }
 
 void ContactPotential::freeze_friction(const std::vector<double>& u_prev, double dt) {
@@ -99,6 +112,12 @@ std::int64_t ContactPotential::active_pairs() const {
       n += pair_distance2(p, set_.dim(), set_.vertices().positions(), options_.planes) < dhat2;
   MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, system_.comm());
   return n;
+}
+
+IntersectionReport ContactPotential::intersections(const std::vector<double>& u) const {
+  std::vector<double> x;
+  vertex_values(u, true, x);
+  return find_intersections(system_.comm(), surface_, x, options_.planes);
 }
 
 std::int64_t ContactPotential::friction_pairs() const {

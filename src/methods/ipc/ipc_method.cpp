@@ -57,6 +57,10 @@ void IpcMethod::check_separation() {
   if (!contact.enabled()) return;
   std::vector<double> u;
   system_->to_local(u_[0], u);
+  const IntersectionReport r = contact.intersections(u);
+  if (r.count() > 0)
+    throw InputError(scene_.path + ": " + input_pointer(r) + ": bodies intersect " +
+                     (step_ == 0 ? "at t = 0" : "in the restart state") + ": " + describe(r, system_->dim()));
   contact.build(u, nullptr);
   const double d = contact.min_distance();
   last_min_distance_ = d;
@@ -192,11 +196,17 @@ std::map<std::string, double> IpcMethod::counters() const {
           {"krylov_iterations", static_cast<double>(krylov_iterations_)},
           {"line_search_trials", static_cast<double>(c.line_search_trials)},
           {"inverted_elements", static_cast<double>(inverted_max_)},
-          {"barrier_stiffness", minimisation_->contact().kappa()}};
+          {"barrier_stiffness", minimisation_->contact().kappa()},
+          {"linear_solver_fallbacks", static_cast<double>(minimisation_->solver_fallbacks())}};
 }
 
 std::map<std::string, double> IpcMethod::headline() const {
-  return {{"min_distance", min_distance_}, {"inverted_elements", static_cast<double>(inverted_max_)}};
+  std::map<std::string, double> h{{"inverted_elements", static_cast<double>(inverted_max_)}};
+  if (minimisation_->contact().enabled()) {
+    h["min_distance"] = min_distance_;
+    h["intersections"] = static_cast<double>(intersections_max_);
+  }
+  return h;
 }
 
 }  // namespace percussion::ipc

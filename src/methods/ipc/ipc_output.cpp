@@ -43,6 +43,11 @@ ObservableSet IpcMethod::observables() {
   if (minimisation_->contact().enabled()) {
     o.set_count("contacts", last_contacts_);
     o.set("min_distance", last_min_distance_);
+    o.set("barrier_stiffness", minimisation_->contact().kappa());
+    // An exact check of what the barrier promises, at every frame: crossing surfaces, vertices behind planes.
+    const std::int64_t crossing = minimisation_->contact().intersections(u).count();
+    intersections_max_ = std::max(intersections_max_, crossing);
+    o.set_count("intersections", crossing);
   }
   return o;
 }
@@ -119,8 +124,10 @@ void IpcMethod::write_checkpoint(const std::string& path) {
   io::write_attribute(root, "inverted_elements", inverted_max_);
   io::write_attribute(root, "barrier_stiffness", minimisation_->contact().kappa());
   io::write_attribute(root, "min_distance", min_distance_);
+  io::write_attribute(root, "previous_min_distance", minimisation_->contact().previous_min_distance());
   io::write_attribute(root, "last_min_distance", last_min_distance_);
   io::write_attribute(root, "contacts", last_contacts_);
+  io::write_attribute(root, "intersections", intersections_max_);
   io::write_attribute(root, "scene_path", scene_.path);
   io::write_string(root, "scene", scene_.source);
   const ::Vec history[4] = {u_[0], u_[1], v_[0], v_[1]};
@@ -193,8 +200,10 @@ void IpcMethod::read_checkpoint(const std::string& path) {
   if (!(kappa >= 0)) refuse("/@barrier_stiffness: negative or not a number");
   if (!scene_.contact.barrier_stiffness) minimisation_->contact().set_kappa(kappa);
   min_distance_ = io::read_attribute_double(root, "min_distance");
+  minimisation_->contact().set_previous_min_distance(io::read_attribute_double(root, "previous_min_distance"));
   last_min_distance_ = io::read_attribute_double(root, "last_min_distance");
   last_contacts_ = io::read_attribute_int(root, "contacts");
+  intersections_max_ = io::read_attribute_int(root, "intersections");
   file.close();
 }
 

@@ -26,12 +26,9 @@ StepMinimisation::StepMinimisation(const ElasticSystem& system, const IpcScene& 
   hessian_ = system_.create_matrix();
   if (contact_->enabled()) {
     // Contact couples vertices the elements do not: their entries join the pattern as pairs appear.
+    petsc_check(MatSetOption(hessian_, MAT_NEW_NONZERO_LOCATIONS, PETSC_TRUE), "MatSetOption");
+    petsc_check(MatSetOption(hessian_, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE), "MatSetOption");
     petsc_check(MatSetOption(hessian_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE), "MatSetOption");
-    // κ_min needs the average nodal mass: ½ vᵀMv with v = e_x everywhere is half the total mass.
-    std::vector<double> zero(system_.rest().size(), 0.0), unit(system_.rest().size(), 0.0);
-    for (std::size_t k = 0; k < unit.size(); k += static_cast<std::size_t>(system_.dim())) unit[k] = 1.0;
-    const double mass = 2.0 * system_.totals(zero, unit).kinetic;
-    average_mass_ = mass / (static_cast<double>(system_.global_dofs()) / system_.dim());
   }
 
   // Rigid motions of the rest configuration: the near-nullspace GAMG coarsens with.
@@ -44,17 +41,17 @@ StepMinimisation::StepMinimisation(const ElasticSystem& system, const IpcScene& 
   petsc_check(MatNullSpaceDestroy(&rigid), "MatNullSpaceDestroy");
   petsc_check(VecDestroy(&coordinates), "VecDestroy");
 
-  make_ksp();
+  make_ksp(false);
 }
 
-void StepMinimisation::make_ksp() {
+void StepMinimisation::make_ksp(bool fallback) {
   KSPDestroy(&ksp_);
   petsc_check(KSPCreate(system_.comm(), &ksp_), "KSPCreate");
-  petsc_check(KSPSetOptionsPrefix(ksp_, "ipc_"), "KSPSetOptionsPrefix");
+  petsc_check(KSPSetOptionsPrefix(ksp_, fallback ? "ipc_fallback_" : "ipc_"), "KSPSetOptionsPrefix");
   petsc_check(KSPSetType(ksp_, KSPCG), "KSPSetType");
   PC pc = nullptr;
   petsc_check(KSPGetPC(ksp_, &pc), "KSPGetPC");
-  petsc_check(PCSetType(pc, PCGAMG), "PCSetType");
+  petsc_check(PCSetType(pc, fallback ? PCHYPRE : PCGAMG), "PCSetType");
   // Newton's test is on ‖p‖∞: an inexact direction only needs to be a good descent direction, but a loose one costs
   // iterations near the minimiser.
   petsc_check(KSPSetTolerances(ksp_, 1e-10, 1e-50, PETSC_DEFAULT, 10000), "KSPSetTolerances");
@@ -64,7 +61,8 @@ void StepMinimisation::make_ksp() {
 void StepMinimisation::set_terms(const StepTerms& terms, double residual_scale) {
   terms_ = terms;
   scale_ = residual_scale;
-  make_ksp();
+  fallback_ = false;
+  make_ksp(false);
 }
 
 void StepMinimisation::begin_step(const std::vector<double>& u_prev, double dt) {
@@ -94,7 +92,8 @@ solvers::NewtonProblem::Evaluation StepMinimisation::evaluate(int /*iteration*/)
     if (pairs_current_) contact_->update(local_);
     else contact_->build(local_, nullptr);
     pairs_current_ = true;
-    if (!contact_->has_kappa()) contact_->initialise_kappa(gradient_, average_mass_);
+    if (!contact_->has_kappa()) contact_->initialise_kappa(gradient_);
+    else contact_->adapt_kappa();
     const ContactParts c = contact_->energy();
     parts_.barrier = c.barrier;
     parts_.friction = c.friction;
@@ -106,13 +105,15 @@ solvers::NewtonProblem::Evaluation StepMinimisation::evaluate(int /*iteration*/)
     throw NumericalError("IPC Newton: " + std::to_string(parts_.inverted) +
                          " inverted elements or a non-finite energy at an iterate");
   ScopedPhase t(timers_, solve_phase_);
-  petsc_check(KSPSetOperators(ksp_, hessian_, hessian_), "KSPSetOperators");
-  petsc_check(KSPSolve(ksp_, gradient_, direction_), "KSPSolve");
-  KSPConvergedReason reason;
-  petsc_check(KSPGetConvergedReason(ksp_, &reason), "KSPGetConvergedReason");
-  PetscInt its = 0;
-  petsc_check(KSPGetIterationNumber(ksp_, &its), "KSPGetIterationNumber");
-  krylov_ += its;
+  KSPConvergedReason reason = solve();
+  if (reason < 0 && reason != KSP_DIVERGED_ITS && !fallback_) {
+    // Contact between bodies can make the aggregation AMG's preconditioner indefinite (stiff barrier couplings
+    // across its aggregates): the rest of the step solves with the -ipc_fallback_ KSP (CG + BoomerAMG).
+    fallback_ = true;
+    ++fallbacks_;
+    make_ksp(true);
+    reason = solve();
+  }
   if (reason < 0 && reason != KSP_DIVERGED_ITS)
     throw NumericalError(std::string("IPC Newton: the linear solve (-ipc_ksp_*) failed: ") +
                          KSPConvergedReasons[reason]);
@@ -120,6 +121,17 @@ solvers::NewtonProblem::Evaluation StepMinimisation::evaluate(int /*iteration*/)
   PetscReal p_max = 0;
   petsc_check(VecNorm(direction_, NORM_INFINITY, &p_max), "VecNorm");
   return {p_max / scale_, ""};
+}
+
+KSPConvergedReason StepMinimisation::solve() {
+  petsc_check(KSPSetOperators(ksp_, hessian_, hessian_), "KSPSetOperators");
+  petsc_check(KSPSolve(ksp_, gradient_, direction_), "KSPSolve");
+  KSPConvergedReason reason;
+  petsc_check(KSPGetConvergedReason(ksp_, &reason), "KSPGetConvergedReason");
+  PetscInt its = 0;
+  petsc_check(KSPGetIterationNumber(ksp_, &its), "KSPGetIterationNumber");
+  krylov_ += its;
+  return reason;
 }
 
 solvers::NewtonProblem::SlopeTerms StepMinimisation::slope_terms() const {
@@ -154,7 +166,12 @@ double StepMinimisation::first_trial(double alpha, double /*slope*/, bool /*newt
   // The pairs of the whole sweep x → x + p: every trial and the next iterate are within it.
   contact_->build(local_, &step_local_);
   pairs_current_ = true;
-  return std::min(alpha, contact_->max_step(step_local_));
+  const double bound = contact_->max_step(step_local_);
+  if (!(bound > 0))
+    throw NumericalError("IPC Newton: continuous collision detection admits no step along the direction (smallest "
+                         "distance " + std::to_string(contact_->min_distance()) + "); a larger barrier stiffness or "
+                         "time step resolution may help");
+  return std::min(alpha, bound);
 }
 
 void StepMinimisation::begin_line_search(double /*alpha*/) {

@@ -1,16 +1,17 @@
 #pragma once
 // Squared distance from a point to an edge, 2D or 3D (stencil [p, e0, e1]).
-// Point–line: with r = p − e0, e = e1 − e0, d² = r·r − (r·e)²/(e·e); it is the point–edge distance when the
+// Point–line: with r = p − e0, e = e1 − e0, d² = |r − (r·e)/(e·e) e|²; it is the point–edge distance when the
 // foot of the perpendicular falls inside the edge, otherwise the distance to the nearer end (point–point).
 #include "percussion/geometry/distance/point_point.hpp"
 
 namespace percussion::geometry {
 
+// Evaluated as the squared norm of r's component across e: r·r − (r·e)²/(e·e) would cancel to round-off at the gaps
+// a barrier keeps (1e-9 of the edge's length and below).
 template <int D>
 double point_line_distance(const Vec<D>& p, const Vec<D>& e0, const Vec<D>& e1) {
   const Vec<D> r = p - e0, e = e1 - e0;
-  const double s = r.dot(e);
-  return r.squaredNorm() - s * s / e.squaredNorm();
+  return (r - (r.dot(e) / e.squaredNorm()) * e).squaredNorm();
 }
 
 template <int D>

@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "percussion/methods/ipc/contact_assembly.hpp"
 #include "percussion/methods/ipc/contact_friction.hpp"
+#include "percussion/methods/ipc/contact_intersection.hpp"
 #include "percussion/methods/ipc/contact_set.hpp"
 #include "percussion/methods/ipc/contact_surface.hpp"
 #include "percussion/methods/ipc/elastic_system.hpp"
@@ -35,9 +37,15 @@ class ContactPotential {
   double kappa() const { return kappa_; }
   bool has_kappa() const { return kappa_ > 0; }
   void set_kappa(double kappa) { kappa_ = kappa; }
-  // Collective: IPC's heuristic at displacement u (the pair set must be built there) against the gradient of the
-  // rest of the potential; κ_min from the bodies' average nodal mass.
-  void initialise_kappa(::Vec other_gradient, double average_nodal_mass);
+  // Collective: IPC's heuristic at the current pair set against the gradient of the rest of the potential,
+  // κ ∈ [κ_min, 100 κ_min] with κ_min from the bodies' average nodal mass.
+  void initialise_kappa(::Vec other_gradient);
+  // Collective, at each Newton iterate (IPC's adaptive stiffness, unless the scene fixes κ): when the smallest
+  // squared gap is below 1e-9 × the bounding diagonal and still closing since the last iterate, κ doubles (at
+  // most 100 κ_min), so that the barrier stops what comes fast before the gap reaches round-off.
+  void adapt_kappa();
+  double previous_min_distance() const { return previous_min_distance_; }
+  void set_previous_min_distance(double d) { previous_min_distance_ = d; }
 
   // Collective: the candidate pairs of every sweep from u to u + step (step null: at u alone).
   void build(const std::vector<double>& u, const std::vector<double>* step);
@@ -59,6 +67,8 @@ class ContactPotential {
   // minimum over the candidates capped at d̂ is exact. And how many pairs are within d̂.
   double min_distance() const { return std::min(set_.min_distance(), options_.dhat); }
   std::int64_t active_pairs() const;
+  // Collective: surface primitives crossing or touching, vertices on or behind planes, bodies nested in others at u.
+  IntersectionReport intersections(const std::vector<double>& u) const;
   std::int64_t friction_pairs() const;
 
  private:
@@ -67,7 +77,9 @@ class ContactPotential {
   const ElasticSystem& system_;
   bool enabled_ = false;
   double mu_ = 0, friction_velocity_ = 0;
-  double kappa_ = 0;
+  double kappa_ = 0, kappa_min_ = 0;
+  double previous_min_distance_ = std::numeric_limits<double>::infinity();
+  bool adaptive_ = true;
   ContactOptions options_;
   ContactSurface surface_;
   std::vector<PetscInt> vertex_dof_;  // first global dof per mesh-local vertex, −1 when prescribed

@@ -11,9 +11,9 @@
 namespace percussion::ipc {
 
 // Collective. step: dim per mesh-local vertex. Returns α in [0, 1]: every pair stays farther apart than
-// options.min_distance on x → x + α step (1 when no pair gets that close). With keep > 0 each pair instead keeps
-// at least keep × its current distance (IPC's line search: a step never closes a gap entirely, however small it
-// already is), with the search's resolution a fraction of that gap.
+// options.min_distance on x → x + α step (1 when no pair gets that close), by the conservative inclusion CCD. With
+// keep > 0 each pair instead keeps at least keep × its current distance (IPC's line search: a step never closes a
+// gap entirely, however small it already is), bounded by additive CCD on exact distances.
 double max_step(const ContactSet& set, std::span<const double> step, const geometry::CcdOptions& options = {},
                 double keep = 0.0);
 

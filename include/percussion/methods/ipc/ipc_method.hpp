@@ -87,6 +87,7 @@ class IpcMethod : public Method {
   double min_distance_ = std::numeric_limits<double>::infinity();
   double last_min_distance_ = std::numeric_limits<double>::infinity();
   std::int64_t last_contacts_ = 0;
+  std::int64_t intersections_max_ = 0;  // the most intersecting pairs seen at a frame (0 expected)
   std::vector<PetscInt> vertex_order_, edge_order_;    // owned local vertices / edges by ascending global id
   std::vector<std::int64_t> vertex_ids_, edge_ids_;    // their global ids
 };

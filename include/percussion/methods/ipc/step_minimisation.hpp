@@ -37,6 +37,7 @@ class StepMinimisation : public solvers::NewtonProblem {
   ContactPotential& contact() { return *contact_; }
   const ContactPotential& contact() const { return *contact_; }
   long krylov_iterations() const { return krylov_; }
+  long solver_fallbacks() const { return fallbacks_; }  // steps that switched to the fallback KSP
   const PotentialParts& parts() const { return parts_; }  // at the last evaluate()
 
   Evaluation evaluate(int iteration) override;
@@ -49,14 +50,16 @@ class StepMinimisation : public solvers::NewtonProblem {
   void end_iteration(bool accepted, double alpha) override;
 
  private:
-  void make_ksp();  // a new KSP under -ipc_: CG + GAMG unless the options say otherwise
+  // A new KSP under -ipc_ (CG + GAMG unless the options say otherwise) or, as the fallback of a step whose solve
+  // failed, under -ipc_fallback_ (CG + hypre BoomerAMG unless they say otherwise).
+  void make_ksp(bool fallback);
+  KSPConvergedReason solve();  // the direction from the Hessian and gradient; counts Krylov iterations
 
   const ElasticSystem& system_;
   PhaseTimers& timers_;
   int assembly_phase_ = 0, contact_phase_ = 0, ccd_phase_ = 0, solve_phase_ = 0;
   std::unique_ptr<ContactPotential> contact_;
   bool pairs_current_ = false;   // the pair set covers the iterate (built at it or over a sweep through it)
-  double average_mass_ = 0;      // per node, for κ_min
   std::vector<double> step_local_;
   KSP ksp_ = nullptr;
   ::Mat hessian_ = nullptr;
@@ -66,7 +69,8 @@ class StepMinimisation : public solvers::NewtonProblem {
   double scale_ = 1;
   PotentialParts parts_;
   double energy_ = 0, base_energy_ = 0;
-  long krylov_ = 0;
+  long krylov_ = 0, fallbacks_ = 0;
+  bool fallback_ = false;
 };
 
 }  // namespace percussion::ipc
