@@ -1,6 +1,6 @@
 # The ipc method without contact: an elastic box in free fall follows the BDF2 recurrence at every vertex; 1, 2 and 3
 # ranks agree to 1e-8; a restart half-way is bit-identical on the same rank count; a bar hanging under gravity
-# (static, clamped at the top) matches linear elasticity's displacement; scenes that need contact are refused.
+# (static, clamped at the top) matches linear elasticity's displacement.
 source "$(dirname "$0")/../support/cli_common.sh"
 PY=/usr/bin/python3
 
@@ -107,8 +107,4 @@ for order, tol in ((1, 5e-3), (2, 1e-8)):
     print(f"hanging bar P{order}: max relative error {err:.2e}")
 PYEOF
 
-# Scenes that need contact are described by check and refused by run.
-expect_exit 0 "$PERCUSSION" check "$INPUTS/ipc/elastic_drop.json"
-expect_exit 2 "$PERCUSSION" run "$INPUTS/ipc/elastic_drop.json" --out "$SCRATCH/drop"
-grep -q "contact is not implemented" <<<"$OUT" || fail "no clear refusal: $OUT"
 echo "ipc elastic: free fall on the BDF2 recurrence, ranks, restart, hanging bar"
