@@ -72,8 +72,8 @@ assert s["intersections"] == 0 and s["inverted_elements"] == 0 and s["min_distan
 print(f"sliding block: stops after {x[-1]:.4f} m, predicted {predicted:.4f} m")
 PYEOF
 
-# Two disks collide off-centre: 1, 2 and 3 ranks agree to 1e-8, total momentum is kept to round-off; stopped at
-# step 40 and continued, the end state is bit-identical on 2 ranks and equal to 1e-8 on 3.
+# Two disks collide off-centre: 1, 2 and 3 ranks agree to the Newton tolerance, total momentum is kept to round-off; stopped at
+# step 40 and continued, the end state is bit-identical on 2 ranks and equal to the tolerance on 3.
 cat > "$SCRATCH/collide.json" <<'JSON'
 {
   "method": "ipc", "dimension": 2, "integrator": "bdf2",
@@ -112,18 +112,20 @@ assert np.abs(p - p[0]).max() < 1e-7 * np.abs(p[0]).max(), np.abs(p - p[0]).max(
 for n in (2, 3):
     s, x, v = last(f"collide{n}")
     assert s == 80
-    rel = max(np.abs(x - x1).max() / np.abs(x1).max(), np.abs(v - v1).max() / np.abs(v1).max())
-    assert rel < 1e-8, (n, rel)
+    # Bounded by the Newton tolerance (1e-7 m/s, the floor round-off allows with κ at its cap): positions differ by
+    # about βΔt times it, velocities by it.
+    rx, rv = np.abs(x - x1).max() / np.abs(x1).max(), np.abs(v - v1).max() / np.abs(v1).max()
+    assert rx < 5e-8 and rv < 5e-7, (n, rx, rv)
 s0, x0, v0 = last("collide2")
 sa, xa, va = last("split2")
 sb, xb, vb = last("split3")
 assert s0 == sa == sb == 80
 assert np.array_equal(x0, xa) and np.array_equal(v0, va), "restart on 2 ranks is not bit-identical"
-assert np.abs(xb - x0).max() < 1e-8 * np.abs(x0).max()
+assert np.abs(xb - x0).max() < 5e-8 * np.abs(x0).max()
 for run in ("collide1", "collide2", "collide3", "split2", "split3"):
     s = json.load(open(f"{d}/{run}/summary.json"))
     assert s["intersections"] == 0 and s["inverted_elements"] == 0 and s["min_distance"] > 0, (run, s)
-print("collision: 1, 2, 3 ranks agree to 1e-8; restart bit-identical on 2 ranks")
+print("collision: 1, 2, 3 ranks agree to the Newton tolerance; restart bit-identical on 2 ranks")
 PYEOF
 
 # Refused at t = 0: overlapping disks, a disk through the ground, a disk inside another.

@@ -59,7 +59,8 @@ void ContactPotential::initialise_kappa(::Vec other_gradient) {
 void ContactPotential::adapt_kappa() {
   if (!enabled_ || !adaptive_) return;
   const double d = min_distance();
-  if (d * d < 1e-9 * system_.bounding_diagonal() && d < previous_min_distance_)
+  const double diagonal = system_.bounding_diagonal();
+  if (d * d < 1e-9 * diagonal * diagonal && d < previous_min_distance_)
     kappa_ = std::min(2.0 * kappa_, 100.0 * kappa_min_);
   previous_min_distance_ = d;
 }

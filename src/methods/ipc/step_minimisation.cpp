@@ -68,6 +68,8 @@ void StepMinimisation::set_terms(const StepTerms& terms, double residual_scale) 
 void StepMinimisation::begin_step(const std::vector<double>& u_prev, double dt) {
   pairs_current_ = false;
   if (!contact_->enabled()) return;
+  u_prev_ = u_prev;
+  dt_ = dt;
   ScopedPhase t(timers_, contact_phase_);
   contact_->freeze_friction(u_prev, dt);
 }
@@ -92,8 +94,14 @@ solvers::NewtonProblem::Evaluation StepMinimisation::evaluate(int /*iteration*/)
     if (pairs_current_) contact_->update(local_);
     else contact_->build(local_, nullptr);
     pairs_current_ = true;
-    if (!contact_->has_kappa()) contact_->initialise_kappa(gradient_);
-    else contact_->adapt_kappa();
+    if (!contact_->has_kappa()) {
+      contact_->initialise_kappa(gradient_);
+      // The friction of this first step was lagged before κ, so with zero normal forces: lag it again.
+      contact_->freeze_friction(u_prev_, dt_);
+      contact_->build(local_, nullptr);
+    } else {
+      contact_->adapt_kappa();
+    }
     const ContactParts c = contact_->energy();
     parts_.barrier = c.barrier;
     parts_.friction = c.friction;

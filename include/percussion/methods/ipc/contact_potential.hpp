@@ -1,8 +1,8 @@
 #pragma once
 // The contact terms of IPC's incremental potential (notes 002 §2.7–2.8) on the elastic system's nodes: the
 // barrier κ Σ_k A_k b(d_k²) over the distributed pair set, the lagged friction D(u; u^(i−1)), the CCD bound of a
-// line-search step, and the barrier stiffness κ (a scene value, or IPC's heuristic once at the first step, then
-// frozen so that a later adjoint differentiates a fixed potential). Displacements are in the system's local-node
+// line-search step, and the barrier stiffness κ (a scene value, fixed; or IPC's heuristic at the first step, then
+// doubled at iterates where gaps keep closing toward round-off — a later adjoint replays the recorded values). Displacements are in the system's local-node
 // layout (dim per node); only the mesh vertices carry contact (P2 edge nodes move the surface between them).
 #include <mpi.h>
 #include <petscmat.h>
@@ -41,7 +41,7 @@ class ContactPotential {
   // κ ∈ [κ_min, 100 κ_min] with κ_min from the bodies' average nodal mass.
   void initialise_kappa(::Vec other_gradient);
   // Collective, at each Newton iterate (IPC's adaptive stiffness, unless the scene fixes κ): when the smallest
-  // squared gap is below 1e-9 × the bounding diagonal and still closing since the last iterate, κ doubles (at
+  // squared gap is below 1e-9 × the squared bounding diagonal and still closing since the last iterate, κ doubles (at
   // most 100 κ_min), so that the barrier stops what comes fast before the gap reaches round-off.
   void adapt_kappa();
   double previous_min_distance() const { return previous_min_distance_; }

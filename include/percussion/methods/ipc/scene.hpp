@@ -63,7 +63,7 @@ struct Plane {
 
 struct ContactSettings {
   std::optional<double> dhat;               // barrier activation distance, m; absent: 1e-3 × the bounding diagonal
-  std::optional<double> barrier_stiffness;  // κ; absent: IPC's heuristic at the initial state, then frozen
+  std::optional<double> barrier_stiffness;  // κ, fixed; absent: IPC's heuristic, then adapted
   double friction = 0;                      // Coulomb coefficient, 0 = frictionless
   double friction_velocity = 1e-3;          // ε_v, m/s: below it static friction is smoothed
   bool self_contact = true;

@@ -61,6 +61,8 @@ class StepMinimisation : public solvers::NewtonProblem {
   std::unique_ptr<ContactPotential> contact_;
   bool pairs_current_ = false;   // the pair set covers the iterate (built at it or over a sweep through it)
   std::vector<double> step_local_;
+  std::vector<double> u_prev_;  // the step's start (local-node layout) and Δt, where friction is lagged
+  double dt_ = 0;
   KSP ksp_ = nullptr;
   ::Mat hessian_ = nullptr;
   ::Vec x_ = nullptr, base_ = nullptr, gradient_ = nullptr, direction_ = nullptr;

@@ -3,7 +3,7 @@
 // other energies', κ = clamp(−∇B·∇E / ‖∇B‖², κ_min, 100 κ_min), with ∇B the gradient of the unit-stiffness
 // (weighted) barrier potential and ∇E that of the rest of the incremental potential, and
 // κ_min = 1e11 m̄ / (4 d₀ b''(d₀, d̂²)), d₀ = (1e-8 · bbox diagonal)², m̄ the average nodal mass.
-// The two reductions are the caller's (global sums across ranks); κ is then frozen for the whole run.
+// The two reductions are the caller's (global sums across ranks).
 #include <Eigen/Core>
 
 namespace percussion::ipc {
