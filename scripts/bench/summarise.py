@@ -198,6 +198,33 @@ def single_precision_kernels(records, out):
     out += ["Runs:", ""] + runs.lines() + [""]
 
 
+def ipc(records, out):
+    if not records:
+        return
+    r = records[-1]
+    f = r["figures"]
+    runs = Runs()
+    out += ["## IPC elastodynamics (`ipc`)", "",
+            f"`{f.get('scene')}` at its element size (coarse) and {fmt(f.get('refine'))} of it (fine), "
+            f"{fmt(f['rows'][0]['steps'] if f.get('rows') else None)} steps, latest run {runs.ref(r)}. Shares are of "
+            "the time loop. Goals: 2-rank efficiency t1/(2 t2) >= 0.8 on the fine mesh; CCD under 10 us per query "
+            "with 0 false negatives.", "",
+            "| mesh | ranks | tetrahedra | Newton/step | s/step | assembly | contact | CCD | linear solve |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for x in f.get("rows", []):
+        out.append(f"| {x['mesh']} | {x['ranks']} | {fmt(x['tetrahedra'])} | {fixed(x['newton_per_step'])} | "
+                   f"{fmt(x['seconds_per_step'])} | {x['assembly']:.0%} | {x['contact']:.0%} | {x['ccd']:.0%} | "
+                   f"{x['linear_solve']:.0%} |")
+    e = f.get("efficiency_2_ranks", {})
+    c = f.get("ccd", {})
+    out += ["", f"2-rank efficiency: coarse {fixed(e.get('coarse'))}, fine **{fixed(e.get('fine'))}**. CCD: "
+                f"{fmt(c.get('queries'))} queries, **{fmt(c.get('mean_us'))} us** per query "
+                f"({fmt(c.get('mean_cpu_us'))} us CPU; random sets {fmt(c.get('random_mean_cpu_us'))} us CPU), "
+                f"**{fmt(c.get('false_negatives'))}** false negatives, {fmt(c.get('false_positives'))} false "
+                "positives.", ""]
+    out += ["Runs:", ""] + runs.lines() + [""]
+
+
 def generic(bench, records, out):
     r = records[-1]
     runs = Runs()
@@ -218,8 +245,9 @@ def render(records):
            "load.", "",
            "Regenerate with `python3 scripts/bench/summarise.py` after a bench run.", ""]
     handlers = {"implicit_vs_explicit": implicit_vs_explicit, "explicit_bdem": explicit_bdem,
-                "scale_consistency": scale_consistency, "single_precision_kernels": single_precision_kernels}
-    for bench in ["implicit_vs_explicit", "explicit_bdem", "scale_consistency", "single_precision_kernels"]:
+                "scale_consistency": scale_consistency, "single_precision_kernels": single_precision_kernels,
+                "ipc": ipc}
+    for bench in ["implicit_vs_explicit", "explicit_bdem", "scale_consistency", "single_precision_kernels", "ipc"]:
         if records.get(bench):
             handlers[bench](records[bench], out)
         else:
