@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -17,6 +18,12 @@ usage:
   percussion info FILE.h5           what a trajectory or checkpoint holds
   percussion compare A.h5 B.h5 [--rtol X]
                                     compare the last frames of two trajectories (exit 0 equal, 1 different)
+  percussion ccd FILE.csv --type vertex-face|edge-edge [--min-distance D]
+                                    continuous collision detection on the queries of a CCD-Query-IO file
+                                    (8 rows of 7 integers per query): one line per query, 1 if the primitives
+                                    may come within D (default 0) during the step, else 0; then a summary with
+                                    false negatives and positives against the file's last column and the mean
+                                    microseconds per query
   percussion --help
 
 run options:
@@ -102,7 +109,22 @@ Command parse_command_line(int argc, char** argv) {
     c.compare.b = files[1];
     return c;
   }
-  throw InputError("unknown command '" + sub + "' (expected run, check, info, compare; see percussion --help)");
+  if (sub == "ccd") {
+    c.kind = Command::Kind::Ccd;
+    for (std::size_t i = 1; i < a.size(); ++i) {
+      if (a[i] == "--type") c.ccd.type = value(i);
+      else if (a[i] == "--min-distance") c.ccd.min_distance = parse_double("--min-distance", value(i));
+      else if (a[i].rfind("-", 0) == 0) throw InputError("ccd: unknown option '" + a[i] + "'");
+      else if (c.ccd.file.empty()) c.ccd.file = a[i];
+      else throw InputError("ccd: unexpected argument '" + a[i] + "' (one query file)");
+    }
+    if (c.ccd.file.empty()) throw InputError("ccd: missing FILE.csv (see percussion --help)");
+    if (c.ccd.type != "vertex-face" && c.ccd.type != "edge-edge")
+      throw InputError(c.ccd.file + ": --type: expected vertex-face or edge-edge, got '" + c.ccd.type + "'");
+    if (!std::isfinite(c.ccd.min_distance)) throw InputError("--min-distance: expected a finite number");
+    return c;
+  }
+  throw InputError("unknown command '" + sub + "' (expected run, check, info, compare, ccd; see percussion --help)");
 }
 
 }  // namespace percussion::cli

@@ -21,10 +21,17 @@ struct CompareArgs {
   double rtol = 1e-10;
 };
 
+struct CcdArgs {
+  std::string file;
+  std::string type;           // vertex-face or edge-edge
+  double min_distance = 0.0;
+};
+
 struct Command {
-  enum class Kind { Help, Run, Check, Info, Compare } kind = Kind::Help;
+  enum class Kind { Help, Run, Check, Info, Compare, Ccd } kind = Kind::Help;
   RunArgs run;
   CompareArgs compare;
+  CcdArgs ccd;
   std::string file;  // check / info
 };
 

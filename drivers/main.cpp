@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "ccd_command.hpp"
 #include "cli.hpp"
 #include "percussion/core/error.hpp"
 #include "percussion/core/log.hpp"
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
         if (log::is_root()) io::print_info(cmd.file, std::cout);
         break;
       case cli::Command::Kind::Compare: code = compare(cmd.compare); break;
+      case cli::Command::Kind::Ccd:
+        if (log::is_root()) code = cli::ccd_command(cmd.ccd, std::cout);
+        break;
     }
   } catch (const InputError& e) {
     log::error(e.what());

@@ -22,7 +22,8 @@ PERCUSSION_DEBIAN_PACKAGES=(
   nlohmann-json3-dev libgtest-dev
   libvalijson-dev
   python3-h5py python3-matplotlib python3-jsonschema
-  libptscotch-dev libglpk-dev time
+  libptscotch-dev libglpk-dev libgmp-dev time
+  libgmsh-dev gmsh   # geometry/mesh generates boxes, disks and balls; the tests write .msh files with it
   munge slurmd slurmctld slurm-client   # tests/cli/slurm.sh starts its own single-node SLURM
 )
 

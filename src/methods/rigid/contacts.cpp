@@ -1,9 +1,11 @@
-// Ball–ball and ball–wall contacts, and the components of the contact graph.
+// Ball–ball and ball–wall contacts (pairs with a box: box_contacts.cpp), and the components of the contact graph.
 #include "percussion/methods/rigid/contacts.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+
+#include "percussion/methods/rigid/box_contacts.hpp"
 
 namespace percussion::rigid {
 
@@ -15,7 +17,7 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
   double r_max = 0, v_max = 0;
   for (std::size_t k = 0; k < n; ++k) {
     r_max = std::max(r_max, balls.radius[k]);
-    v_max = std::max(v_max, balls.velocity[k].norm() + kick.norm());
+    v_max = std::max(v_max, balls.surface_speed(k) + kick.norm());
   }
   // Two balls can close 2 v_max dt in a step.
   const double reach = 2.0 * r_max * (1.0 + tolerance) + 2.0 * v_max * dt;
@@ -24,6 +26,10 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
     cells_.for_each_pair(reach, [&](std::size_t i, std::size_t j, double d2) {
       const std::size_t a = balls.global_id(i) < balls.global_id(j) ? i : j, b = a == i ? j : i;
       if (balls.fixed[a] && balls.fixed[b]) return;
+      if (balls.is_box(a) || balls.is_box(b)) {
+        append_box_pair_contacts(balls, a, b, tolerance, dt, kick, out);
+        return;
+      }
       const double d = std::sqrt(d2);
       if (!(d > 0)) return;  // coincident centres: the scene check refuses them
       const Eigen::Vector3d u = (balls.position[b] - balls.position[a]) / d;
@@ -32,20 +38,25 @@ std::vector<Contact> ContactFinder::find(const BallState& balls, std::span<const
       const Eigen::Vector3d vb = balls.fixed[b] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(balls.velocity[b] + kick);
       const double approach = std::min(0.0, u.dot(vb - va));
       if (gap + dt * approach <= tolerance * std::min(balls.radius[a], balls.radius[b]))
-        out.push_back({balls.global_id(a), balls.global_id(b), u, gap});
+        out.push_back({balls.global_id(a), balls.global_id(b), u, gap, balls.position[a] + balls.radius[a] * u, 0});
     });
   }
   for (std::size_t w = 0; w < walls.size(); ++w) {
     for (std::size_t k = 0; k < n; ++k) {
       if (balls.fixed[k]) continue;
+      if (balls.is_box(k)) {
+        append_box_wall_contacts(balls, k, walls[w], wall0 + static_cast<std::int64_t>(w), tolerance, dt, kick, out);
+        continue;
+      }
       const double gap = (balls.position[k] - walls[w].point).dot(walls[w].normal) - balls.radius[k];
       const double approach = std::min(0.0, walls[w].normal.dot(balls.velocity[k] + kick));
       if (gap + dt * approach <= tolerance * balls.radius[k])
-        out.push_back({balls.global_id(k), wall0 + static_cast<std::int64_t>(w), -walls[w].normal, gap});
+        out.push_back({balls.global_id(k), wall0 + static_cast<std::int64_t>(w), -walls[w].normal, gap,
+                       balls.position[k] - balls.radius[k] * walls[w].normal, 0});
     }
   }
   std::sort(out.begin(), out.end(), [](const Contact& x, const Contact& y) {
-    return x.a != y.a ? x.a < y.a : x.b < y.b;
+    return x.a != y.a ? x.a < y.a : x.b != y.b ? x.b < y.b : x.sub < y.sub;
   });
   return out;
 }

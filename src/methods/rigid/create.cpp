@@ -21,9 +21,10 @@ std::string describe(const Scene& common) {
   const RigidScene scene = parse_scene(common, BodySlice{0, 0});
   std::int64_t fixed = 0;
   for (const BodyEntry& e : scene.entries) fixed += e.fixed;
+  const auto boxes = static_cast<std::int64_t>(scene.boxes.size());
   std::ostringstream o;
-  o << scene.dimension << "D, " << scene.body_count << " balls (" << fixed << " fixed), " << scene.walls.size()
-    << " walls; ";
+  o << scene.dimension << "D, " << scene.body_count - boxes << " balls, " << boxes << " boxes (" << fixed
+    << " fixed), " << scene.walls.size() << " walls; ";
   if (scene.mode == "resolve") o << "one impact resolution";
   else o << scene.integrator << ", time step " << scene.time_step << " s, to t = " << scene.time.end << " s";
   o << "; operator " << (scene.impact.op == Operator::gauss_seidel ? "gauss_seidel" : "generalized_reflections");

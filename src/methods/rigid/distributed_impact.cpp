@@ -20,19 +20,34 @@ struct BodyRecord {  // a body of a component, sent to its root
   double velocity[3];
   double position[3];
   std::int32_t fixed;
+  double orientation[4], angular[3], half[3], radius;  // boxes (half 0: a ball)
 };
 struct ContactRecord {  // a contact, sent by the owner of its designated end
   std::int64_t label, a, b;
   double normal[3];
   double gap;
+  double point[3];
+  std::int64_t sub;
 };
 struct SizeRecord {  // a rank's share of a component's size, and the root's total
   std::int64_t label, bodies, contacts, one_sided;
 };
 struct VelocityRecord {
   std::int64_t id;
-  double velocity[3];
+  double velocity[3], angular[3];
 };
+
+// A box's shape and spin travel with its record (a ball's stay 0).
+void box_record(const BallState& local, std::size_t k, BodyRecord& b) {
+  b.radius = local.radius[k];
+  b.orientation[3] = 1.0;
+  if (!local.is_box(k)) return;
+  for (int d = 0; d < 4; ++d) b.orientation[d] = local.orientation[k][d];
+  for (int d = 0; d < 3; ++d) {
+    b.angular[d] = local.fixed[k] ? 0.0 : local.angular_velocity[k][d];
+    b.half[d] = local.half_extents[k][d];
+  }
+}
 
 std::int64_t find_root(std::vector<std::int64_t>& parent, std::int64_t x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -207,22 +222,25 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
   std::size_t q = 0;
   for (std::size_t k = 0; k < owned; ++k) {
     if (label[k] < 0 || !in_contact[k] || !is_gathered(label[k])) continue;
-    BodyRecord b{label[k], local.global_id(k), local.mass[k], {}, {}, 0};
+    BodyRecord b{label[k], local.global_id(k), local.mass[k], {}, {}, 0, {}, {}, {}, 0.0};
     for (int d = 0; d < 3; ++d) b.velocity[d] = local.velocity[k][d], b.position[d] = local.position[k][d];
+    box_record(local, k, b);
     body_out[root_of[q++]].push_back(b);
   }
   for (std::int64_t i : mine) {
     const Contact& c = contacts[i];
     const std::int64_t sa = slot_of(c.a);
     const std::int64_t l = label[dynamic(sa) ? sa : slot_of(c.b)];
-    ContactRecord r{l, c.a, c.b, {c.normal[0], c.normal[1], c.normal[2]}, c.gap};
+    ContactRecord r{l, c.a, c.b, {c.normal[0], c.normal[1], c.normal[2]}, c.gap, {c.point[0], c.point[1], c.point[2]},
+                    c.sub};
     const int root = root_of[q++];
     contact_out[root].push_back(r);
     // A fixed end travels with the contact as a body of the component (its velocity stays 0).
     const std::int64_t fixed_end = !dynamic(sa) ? sa : (c.b < bodies && !dynamic(slot_of(c.b)) ? slot_of(c.b) : -1);
     if (fixed_end >= 0) {
-      BodyRecord b{l, local.global_id(fixed_end), local.mass[fixed_end], {0, 0, 0}, {}, 1};
+      BodyRecord b{l, local.global_id(fixed_end), local.mass[fixed_end], {0, 0, 0}, {}, 1, {}, {}, {}, 0.0};
       for (int d = 0; d < 3; ++d) b.position[d] = local.position[fixed_end][d];
+      box_record(local, static_cast<std::size_t>(fixed_end), b);
       body_out[root].push_back(b);
     }
   }
@@ -250,10 +268,14 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
     batch.radius.push_back(0.0);
     batch.fixed.push_back(static_cast<char>(b.fixed));
     batch.id.push_back(b.id);
+    batch.radius.back() = b.radius;
+    batch.orientation.emplace_back(b.orientation[0], b.orientation[1], b.orientation[2], b.orientation[3]);
+    batch.angular_velocity.emplace_back(b.angular[0], b.angular[1], b.angular[2]);
+    batch.half_extents.emplace_back(b.half[0], b.half[1], b.half[2]);
     batch_source.push_back(source[o]);
   }
   std::sort(got_contacts.begin(), got_contacts.end(), [](const ContactRecord& x, const ContactRecord& y) {
-    return x.a != y.a ? x.a < y.a : x.b < y.b;
+    return x.a != y.a ? x.a < y.a : x.b != y.b ? x.b < y.b : x.sub < y.sub;
   });
   const std::int64_t nb = static_cast<std::int64_t>(batch.size());
   std::vector<Contact> batch_contacts;
@@ -263,13 +285,16 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
     c.b = r.b < bodies ? batch_slot.at(r.b) : nb + (r.b - bodies);
     c.normal = Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]);
     c.gap = r.gap;
+    c.point = Eigen::Vector3d(r.point[0], r.point[1], r.point[2]);
+    c.sub = static_cast<int>(r.sub);
     batch_contacts.push_back(c);
   }
   const Components components = contact_components(batch, batch_contacts);
   InstantResult result = solve(batch, batch_contacts, components);
   if (gathered) {
     for (const ContactRecord& r : got_contacts)
-      gathered->contacts.push_back({r.a, r.b, Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]), r.gap});
+      gathered->contacts.push_back({r.a, r.b, Eigen::Vector3d(r.normal[0], r.normal[1], r.normal[2]), r.gap,
+                                    Eigen::Vector3d(r.point[0], r.point[1], r.point[2]), static_cast<int>(r.sub)});
     gathered->impulses.insert(gathered->impulses.end(), result.impulses.begin(), result.impulses.end());
     gathered->implicit_equality.insert(gathered->implicit_equality.end(), result.implicit_equality.begin(),
                                        result.implicit_equality.end());
@@ -279,12 +304,16 @@ InstantResult solve_components(MPI_Comm comm, BallState& local, std::size_t owne
   std::vector<std::vector<VelocityRecord>> back(size);
   for (std::int64_t k = 0; k < nb; ++k) {
     if (batch.fixed[k]) continue;
-    back[batch_source[k]].push_back({batch.id[k], {batch.velocity[k][0], batch.velocity[k][1], batch.velocity[k][2]}});
+    const Eigen::Vector3d& w = batch.angular_velocity[k];
+    back[batch_source[k]].push_back(
+        {batch.id[k], {batch.velocity[k][0], batch.velocity[k][1], batch.velocity[k][2]}, {w[0], w[1], w[2]}});
   }
   std::vector<int> counts;
   for (const VelocityRecord& v : parallel::all_to_all(comm, back, counts)) {
     const std::int64_t s = slot_of(v.id);
     local.velocity[s] = Eigen::Vector3d(v.velocity[0], v.velocity[1], v.velocity[2]);
+    if (local.is_box(static_cast<std::size_t>(s)))
+      local.angular_velocity[s] = Eigen::Vector3d(v.angular[0], v.angular[1], v.angular[2]);
   }
 
   // Totals over ranks; the reason of the failed component with the smallest body.

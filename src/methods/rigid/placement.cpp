@@ -36,6 +36,15 @@ std::pair<std::int64_t, std::int64_t> lowest(MPI_Comm comm, std::int64_t x, std:
   throw InputError(message);
 }
 
+// Body `id` at `position` as the gap functions take it: a box (from the scene, which holds every box), else a ball.
+Ball body_at(const RigidScene& scene, std::int64_t id, const Eigen::Vector3d& position, double radius) {
+  if (const auto it = scene.boxes.find(id); it != scene.boxes.end()) return it->second;
+  Ball b;
+  b.position = position;
+  b.radius = radius;
+  return b;
+}
+
 }  // namespace
 
 void check_placement(MPI_Comm comm, const RigidScene& scene, parallel::DistributedItems& items,
@@ -45,7 +54,7 @@ void check_placement(MPI_Comm comm, const RigidScene& scene, parallel::Distribut
   const std::size_t owned = items.owned();
   const std::vector<std::int64_t>& id = items.gids();
   const auto ball = [&](std::int64_t k) {
-    return "ball " + std::to_string(k) + " (" + entry_pointer(scene, k) + ")";
+    return (scene.boxes.count(k) ? "box " : "ball ") + std::to_string(k) + " (" + entry_pointer(scene, k) + ")";
   };
 
   // Walls first, as the whole-scene check does: the lowest wall, then its lowest ball.
@@ -53,8 +62,10 @@ void check_placement(MPI_Comm comm, const RigidScene& scene, parallel::Distribut
   double depth = 0;
   for (std::size_t w = 0; w < scene.walls.size() && wall == kNone; ++w)
     for (std::size_t k = 0; k < owned; ++k) {
-      const double gap = (position[k] - scene.walls[w].point).dot(scene.walls[w].normal) - radius[k];
-      if (gap < -tol * radius[k] && id[k] < behind) wall = static_cast<std::int64_t>(w), behind = id[k], depth = -gap;
+      const Ball b = body_at(scene, id[k], position[k], radius[k]);
+      const double gap = b.is_box() ? box_wall_gap(b, scene.walls[w])
+                                    : (position[k] - scene.walls[w].point).dot(scene.walls[w].normal) - radius[k];
+      if (gap < -tol * body_size(b) && id[k] < behind) wall = static_cast<std::int64_t>(w), behind = id[k], depth = -gap;
     }
   const auto [w0, k0] = lowest(comm, wall, behind);
   if (w0 != kNone) {
@@ -78,8 +89,9 @@ void check_placement(MPI_Comm comm, const RigidScene& scene, parallel::Distribut
     cells.build(std::span<const Eigen::Vector3d>(position.data(), n), 2.0 * r_max * 1.01);
     cells.for_each_pair(2.0 * r_max, [&](std::size_t i, std::size_t j, double d2) {
       if (i >= owned && j >= owned) return;
-      const double gap = std::sqrt(d2) - radius[i] - radius[j];
-      if (!(gap < -tol * std::min(radius[i], radius[j]))) return;
+      const Ball bi = body_at(scene, id[i], position[i], radius[i]), bj = body_at(scene, id[j], position[j], radius[j]);
+      const double gap = bi.is_box() || bj.is_box() ? box_pair_gap(bi, bj) : std::sqrt(d2) - radius[i] - radius[j];
+      if (!(gap < -tol * std::min(body_size(bi), body_size(bj)))) return;
       const std::int64_t a = std::min(id[i], id[j]), b = std::max(id[i], id[j]);
       if (std::make_pair(a, b) < std::make_pair(lo, hi)) lo = a, hi = b, overlap = -gap;
     });
@@ -87,10 +99,11 @@ void check_placement(MPI_Comm comm, const RigidScene& scene, parallel::Distribut
   const auto [a0, b0] = lowest(comm, lo, hi);
   if (a0 == kNone) return;
   std::ostringstream o;
+  const bool box = scene.boxes.count(a0) || scene.boxes.count(b0);
   if (lo == a0 && hi == b0)
-    o << scene.path << ": /bodies: balls " << a0 << " (" << entry_pointer(scene, a0) << ") and " << b0 << " ("
-      << entry_pointer(scene, b0) << ") overlap by " << overlap << " (more than contact_tolerance " << tol
-      << " x the smaller radius)";
+    o << scene.path << ": /bodies: " << (box ? "bodies " : "balls ") << a0 << " (" << entry_pointer(scene, a0)
+      << ") and " << b0 << " (" << entry_pointer(scene, b0) << ") overlap by " << overlap
+      << " (more than contact_tolerance " << tol << " x the smaller " << (box ? "size)" : "radius)");
   fail_everywhere(comm, o.str());
 }
 

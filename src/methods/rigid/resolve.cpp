@@ -7,6 +7,7 @@
 
 #include <Eigen/Geometry>  // cross()
 
+#include "percussion/methods/rigid/box_contacts.hpp"
 #include "percussion/physics/impact/anti_locking.hpp"
 #include "percussion/physics/impact/contact_qp.hpp"
 #include "percussion/physics/impact/friction.hpp"
@@ -34,27 +35,26 @@ class ComponentProblem {
   ComponentProblem(const BallState& balls, int dim, std::span<const Contact> contacts, const Components& comps,
                    std::int64_t comp, std::vector<int>& local)
       : balls_(balls), dim_(dim), contacts_(contacts), comps_(comps), comp_(comp), local_(local) {
-    const std::int64_t n = static_cast<std::int64_t>(balls.size());
     for (std::int64_t i = first_body(); i < end_body(); ++i) {
-      local_[comps.body_list[i]] = system.add_point_mass(dim, balls.mass[comps.body_list[i]]);
+      const std::int64_t k = comps.body_list[i];
+      local_[k] = balls.is_box(k) ? system.add_body(6, box_mass_block(balls, k))
+                                  : system.add_point_mass(dim, balls.mass[k]);
     }
     for (std::int64_t i = comps.contact_start[comp]; i < comps.contact_start[comp + 1]; ++i) {
       const Contact& c = contacts[comps.contact_list[i]];
-      double minus[3], plus[3];
-      for (int d = 0; d < dim; ++d) minus[d] = -c.normal[d], plus[d] = c.normal[d];
-      const std::span<const double> g_minus(minus, dim), g_plus(plus, dim);
-      const bool a_moves = !balls.fixed[c.a];
-      const bool b_moves = c.b < n && !balls.fixed[c.b];
-      if (a_moves && b_moves) system.add_constraint(local_[c.a], g_minus, local_[c.b], g_plus);
-      else if (a_moves) system.add_constraint(local_[c.a], g_minus);
-      else system.add_constraint(local_[c.b], g_plus);
-      one_sided_ = one_sided_ || !(a_moves && b_moves);
+      add_row(c, c.normal, [&](int a, std::span<const double> g_a, int b, std::span<const double> g_b) {
+        system.add_constraint(a, g_a, b, g_b);
+        one_sided_ = one_sided_ || b < 0;
+      });
     }
     system.finish();
     v.resize(system.dofs());
     for (std::int64_t i = first_body(); i < end_body(); ++i) {
       const std::int64_t k = comps.body_list[i];
-      for (int d = 0; d < dim; ++d) v[system.body_offset(local_[k]) + d] = balls.velocity[k][d];
+      const int at = system.body_offset(local_[k]);
+      for (int d = 0; d < dim; ++d) v[at + d] = balls.velocity[k][d];
+      if (balls.is_box(k))
+        for (int d = 0; d < 3; ++d) v[at + 3 + d] = balls.angular_velocity[k][d];
     }
   }
   ~ComponentProblem() {
@@ -75,13 +75,16 @@ class ComponentProblem {
       const std::int64_t k = comps_.body_list[i];
       for (int d = 0; d < dim_; ++d) w[system.body_offset(local_[k]) + d] = balls_.position[k][d];
     }
-    return w;
+    return w;  // a box's angular part stays 0: a convex body's centre lies behind each of its contact points
   }
 
   void write_back(BallState& balls) const {
     for (std::int64_t i = first_body(); i < end_body(); ++i) {
       const std::int64_t k = comps_.body_list[i];
-      for (int d = 0; d < dim_; ++d) balls.velocity[k][d] = v[system.body_offset(local_[k]) + d];
+      const int at = system.body_offset(local_[k]);
+      for (int d = 0; d < dim_; ++d) balls.velocity[k][d] = v[at + d];
+      if (balls.is_box(k))
+        for (int d = 0; d < 3; ++d) balls.angular_velocity[k][d] = v[at + 3 + d];
     }
   }
 
@@ -102,17 +105,11 @@ class ComponentProblem {
       impact::FrictionContact f;
       f.constraint = c;
       f.mu = mu;
-      const bool a_moves = !balls_.fixed[k.a];
-      const bool b_moves = k.b < n && !balls_.fixed[k.b];
       const auto blocks = [&](const Eigen::Vector3d& t, std::vector<double>& on_a, std::vector<double>& on_b) {
-        std::vector<double> minus(dim_), plus(dim_);
-        for (int d = 0; d < dim_; ++d) minus[d] = -t[d], plus[d] = t[d];
-        if (a_moves) {  // the constraint's end a is body a; a one-sided one keeps its moving body on end a
-          on_a = minus;
-          if (b_moves) on_b = plus;
-        } else {
-          on_a = plus;
-        }
+        add_row(k, t, [&](int, std::span<const double> g_a, int, std::span<const double> g_b) {
+          on_a.assign(g_a.begin(), g_a.end());
+          on_b.assign(g_b.begin(), g_b.end());
+        });
       };
       blocks(t1, f.t1_a, f.t1_b);
       if (dim_ == 3) blocks(t2, f.t2_a, f.t2_b);
@@ -125,6 +122,43 @@ class ComponentProblem {
   std::vector<double> v;
 
  private:
+  // Box k's 6×6 mass block: m I and the world inertia R diag(I_body) Rᵀ.
+  static std::vector<double> box_mass_block(const BallState& balls, std::int64_t k) {
+    const Eigen::Matrix3d r = box_of(balls, static_cast<std::size_t>(k)).axes;
+    const Eigen::Matrix3d inertia =
+        r * geometry::box_inertia(balls.mass[k], balls.half_extents[k]).asDiagonal() * r.transpose();
+    std::vector<double> block(36, 0.0);
+    for (int d = 0; d < 3; ++d) block[d * 6 + d] = balls.mass[k];
+    for (int x = 0; x < 3; ++x)
+      for (int y = 0; y < 3; ++y) block[(3 + x) * 6 + 3 + y] = inertia(x, y);
+    return block;
+  }
+  // Hands `add` the raw row of contact c along direction t (its normal, or a tangent): −t on end a and t on end b
+  // for a ball, (∓t, ∓r×t) for a box, r from the body's centre to the contact point; a one-sided contact (a wall,
+  // or a fixed end) keeps its moving body on end a and passes b = −1.
+  template <class Add>
+  void add_row(const Contact& c, const Eigen::Vector3d& t, Add&& add) const {
+    const std::int64_t n = static_cast<std::int64_t>(balls_.size());
+    const auto block = [&](std::int64_t k, double sign, double* g) {
+      for (int d = 0; d < dim_; ++d) g[d] = sign * t[d];
+      if (!balls_.is_box(k)) return dim_;
+      const Eigen::Vector3d arm = (c.point - balls_.position[k]).cross(t);
+      for (int d = 0; d < 3; ++d) g[3 + d] = sign * arm[d];
+      return 6;
+    };
+    double ga[6], gb[6];
+    const bool a_moves = !balls_.fixed[c.a];
+    const bool b_moves = c.b < n && !balls_.fixed[c.b];
+    if (a_moves && b_moves) {
+      const int la = block(c.a, -1.0, ga), lb = block(c.b, 1.0, gb);
+      add(local_[c.a], std::span<const double>(ga, la), local_[c.b], std::span<const double>(gb, lb));
+    } else if (a_moves) {
+      add(local_[c.a], std::span<const double>(ga, block(c.a, -1.0, ga)), -1, std::span<const double>{});
+    } else {
+      add(local_[c.b], std::span<const double>(gb, block(c.b, 1.0, gb)), -1, std::span<const double>{});
+    }
+  }
+
   const BallState& balls_;
   int dim_;
   std::span<const Contact> contacts_;

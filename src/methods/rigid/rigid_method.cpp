@@ -1,13 +1,16 @@
 // The rigid-impact method: state, stepping, frames and observables.
 #include "percussion/methods/rigid/rigid_method.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "percussion/core/error.hpp"
+#include "percussion/geometry/box.hpp"
 #include "percussion/io/trajectory.hpp"
 #include "percussion/methods/rigid/placement.hpp"
 #include "percussion/parallel/slices.hpp"
+#include "percussion/physics/quaternion.hpp"
 
 namespace percussion::rigid {
 
@@ -19,7 +22,11 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
       velocity_(items_.add_field<Eigen::Vector3d>("velocity")),
       mass_(items_.add_field<double>("mass", false)),
       radius_(items_.add_field<double>("radius", false)),
-      fixed_(items_.add_field<int>("fixed", false)) {
+      fixed_(items_.add_field<int>("fixed", false)),
+      has_boxes_(!scene_.boxes.empty()),
+      orientation_(has_boxes_ ? items_.add_field<Eigen::Vector4d>("orientation") : ball_orientation_),
+      angular_velocity_(has_boxes_ ? items_.add_field<Eigen::Vector3d>("angular_velocity") : ball_angular_velocity_),
+      half_extents_(has_boxes_ ? items_.add_field<Eigen::Vector3d>("half_extents", false) : ball_half_extents_) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
@@ -33,6 +40,11 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
   std::vector<std::int64_t> ids(static_cast<std::size_t>(end - begin));
   for (std::int64_t k = begin; k < end; ++k) ids[k - begin] = k;
   items_.set_owned(std::move(ids));
+  if (!has_boxes_) {
+    ball_orientation_.assign(items_.owned(), Eigen::Vector4d(0, 0, 0, 1));
+    ball_angular_velocity_.assign(items_.owned(), Eigen::Vector3d::Zero());
+    ball_half_extents_.assign(items_.owned(), Eigen::Vector3d::Zero());
+  }
   for (std::int64_t k = begin; k < end; ++k) {
     const Ball& b = scene_.balls[k - begin];
     const std::size_t s = static_cast<std::size_t>(k - begin);
@@ -41,6 +53,9 @@ RigidMethod::RigidMethod(RigidScene scene, MPI_Comm comm, const std::string& res
     mass_[s] = b.mass;
     radius_[s] = b.radius;
     fixed_[s] = b.fixed ? 1 : 0;
+    orientation_[s] = b.orientation;
+    angular_velocity_[s] = b.fixed ? Eigen::Vector3d::Zero() : b.angular_velocity;
+    half_extents_[s] = b.half_extents;
   }
   scene_.balls.clear();  // the state lives in items_
   scene_.balls.shrink_to_fit();
@@ -67,7 +82,14 @@ std::map<std::string, std::int64_t> RigidMethod::sizes() const {
 
 double RigidMethod::kinetic_energy() const {
   double e = 0;
-  for (std::size_t k = 0; k < items_.owned(); ++k) e += 0.5 * mass_[k] * velocity_[k].squaredNorm();
+  for (std::size_t k = 0; k < items_.owned(); ++k) {
+    e += 0.5 * mass_[k] * velocity_[k].squaredNorm();
+    if (half_extents_[k][0] > 0) {
+      const Eigen::Matrix3d r = quat::rotation_matrix(orientation_[k]);
+      const Eigen::Vector3d w = r.transpose() * angular_velocity_[k];  // body frame
+      e += 0.5 * w.dot(geometry::box_inertia(mass_[k], half_extents_[k]).cwiseProduct(w));
+    }
+  }
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   return e;
 }
@@ -80,6 +102,32 @@ Eigen::Vector3d RigidMethod::momentum() const {
   return p;
 }
 
+Eigen::Vector3d RigidMethod::angular_momentum() const {
+  Eigen::Vector3d l = Eigen::Vector3d::Zero();
+  for (std::size_t k = 0; k < items_.owned(); ++k) {
+    if (fixed_[k]) continue;
+    l += mass_[k] * position_[k].cross(velocity_[k]);
+    if (half_extents_[k][0] > 0) {
+      const Eigen::Matrix3d r = quat::rotation_matrix(orientation_[k]);
+      l += r * geometry::box_inertia(mass_[k], half_extents_[k]).asDiagonal() * r.transpose() * angular_velocity_[k];
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, l.data(), 3, MPI_DOUBLE, MPI_SUM, comm_);
+  return l;
+}
+
+void RigidMethod::rotate_boxes(double dt) {
+  for (std::size_t k = 0; k < items_.owned(); ++k) {
+    if (fixed_[k] || half_extents_[k][0] <= 0) continue;
+    const Eigen::Vector3d inertia = geometry::box_inertia(mass_[k], half_extents_[k]);
+    const Eigen::Matrix3d r0 = quat::rotation_matrix(orientation_[k]);
+    const Eigen::Vector3d l = r0 * inertia.cwiseProduct(r0.transpose() * angular_velocity_[k]);
+    orientation_[k] = quat::advance_world(orientation_[k], angular_velocity_[k], dt);
+    const Eigen::Matrix3d r1 = quat::rotation_matrix(orientation_[k]);
+    angular_velocity_[k] = r1 * (r1.transpose() * l).cwiseQuotient(inertia);
+  }
+}
+
 void RigidMethod::fill_local() {
   const std::size_t n = items_.size();
   local_.position.assign(position_.begin(), position_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -89,6 +137,12 @@ void RigidMethod::fill_local() {
   local_.fixed.assign(n, 0);
   for (std::size_t k = 0; k < n; ++k) local_.fixed[k] = static_cast<char>(fixed_[k]);
   local_.id = items_.gids();
+  if (has_boxes_) {
+    local_.orientation.assign(orientation_.begin(), orientation_.begin() + static_cast<std::ptrdiff_t>(n));
+    local_.angular_velocity.assign(angular_velocity_.begin(),
+                                   angular_velocity_.begin() + static_cast<std::ptrdiff_t>(n));
+    local_.half_extents.assign(half_extents_.begin(), half_extents_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
   ghost_owner_.resize(items_.ghosts());
   for (std::size_t g = 0; g < items_.ghosts(); ++g) ghost_owner_[g] = items_.ghost_owner(g);
 }
@@ -101,7 +155,7 @@ void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
     std::vector<double> reach(owned);
     for (std::size_t k = 0; k < owned; ++k)
       reach[k] = radius_[k] * (1.0 + scene_.impact.contact_tolerance) +
-                 dt * (fixed_[k] ? 0.0 : velocity_[k].norm() + kick.norm());
+                 dt * (fixed_[k] ? 0.0 : velocity_[k].norm() + angular_velocity_[k].norm() * radius_[k] + kick.norm());
     items_.build_ghosts(std::span<const Eigen::Vector3d>(position_.data(), owned), reach);
     fill_local();
     contacts_ = finder_.find(local_, scene_.walls, scene_.impact.contact_tolerance, dt, kick, bodies_);
@@ -113,13 +167,17 @@ void RigidMethod::resolve_now(double dt, const Eigen::Vector3d& kick) {
   const ImpactSettings& s = scene_.impact;
   BatchSettings batches;
   const bool pairwise = s.restitution >= 1.0 || s.restitution_model == "pairwise";
-  batches.gather_limit = s.op == Operator::gauss_seidel && pairwise && s.friction == 0.0 ? s.gather_limit : -1;
+  // Batches take ball contacts only: a scene with boxes gathers every component.
+  batches.gather_limit =
+      s.op == Operator::gauss_seidel && pairwise && s.friction == 0.0 && !has_boxes_ ? s.gather_limit : -1;
   batches.resolve = s.resolve;
   batches.restitution = s.restitution_model == "pairwise" ? s.restitution : 1.0;
   batches.hand_back = s.anti_locking;
   last_ = solve_components(comm_, local_, items_.owned(), ghost_owner_, bodies_, contacts_, solver,
                            resolve_mode() ? &gathered_ : nullptr, &batches);
   for (std::size_t k = 0; k < items_.owned(); ++k) velocity_[k] = local_.velocity[k];
+  if (has_boxes_)
+    for (std::size_t k = 0; k < items_.owned(); ++k) angular_velocity_[k] = local_.angular_velocity[k];
   reflections_ += last_.reflections;
   iterations_ += last_.iterations;
   if (!last_.terminated) {
@@ -135,6 +193,7 @@ void RigidMethod::advance(double /*limit*/) {
   if (resolve_mode()) {
     energy_before_ = kinetic_energy();
     momentum_before_ = momentum();
+    angular_momentum_before_ = angular_momentum();
     resolved_ = true;
     step_ = 1;
     resolve_now(0.0, Eigen::Vector3d::Zero());
@@ -149,8 +208,11 @@ void RigidMethod::advance(double /*limit*/) {
     for (std::size_t k = 0; k < owned; ++k)
       if (!fixed_[k]) velocity_[k] += kick;
     ScopedPhase t(timers_, resolve_phase_);
-    items_.forward(velocity_);
+    if (has_boxes_) items_.forward(velocity_, angular_velocity_);
+    else items_.forward(velocity_);
     for (std::size_t k = 0; k < items_.size(); ++k) local_.velocity[k] = velocity_[k];
+    if (has_boxes_)
+      for (std::size_t k = 0; k < items_.size(); ++k) local_.angular_velocity[k] = angular_velocity_[k];
     const double tolerance = scene_.impact.resolve.tolerance;
     const ComponentSolver project = [&](BallState& balls, std::span<const Contact> contacts, const Components& c) {
       InstantResult r;
@@ -160,9 +222,12 @@ void RigidMethod::advance(double /*limit*/) {
     const InstantResult r = solve_components(comm_, local_, owned, ghost_owner_, bodies_, contacts_, project);
     if (!r.terminated) throw NumericalError("step " + std::to_string(step_) + ": " + r.reason);
     for (std::size_t k = 0; k < owned; ++k) velocity_[k] = local_.velocity[k];
+    if (has_boxes_)
+      for (std::size_t k = 0; k < owned; ++k) angular_velocity_[k] = local_.angular_velocity[k];
   }
   for (std::size_t k = 0; k < owned; ++k)
     if (!fixed_[k]) position_[k] += dt * velocity_[k];
+  if (has_boxes_) rotate_boxes(dt);
   if (verlet)
     for (std::size_t k = 0; k < owned; ++k)
       if (!fixed_[k]) velocity_[k] += kick;
@@ -215,8 +280,9 @@ void RigidMethod::write_frame(io::TrajectoryWriter& writer) {
     for (int d = 0; d < 3; ++d) {
       position[3 * k + d] = position_[k][d];
       velocity[3 * k + d] = velocity_[k][d];
+      angular[3 * k + d] = angular_velocity_[k][d];
     }
-    quaternion[4 * k + 3] = 1.0;
+    for (int d = 0; d < 4; ++d) quaternion[4 * k + d] = orientation_[k][d];
   }
   io::FrameFields f;
   f.id = id;

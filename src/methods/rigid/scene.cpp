@@ -121,10 +121,10 @@ void check_placement(const RigidScene& s, const JsonChecker& root) {
     const Wall& wall = s.walls[w];
     for (std::size_t k = 0; k < s.balls.size(); ++k) {
       const Ball& b = s.balls[k];
-      const double gap = (b.position - wall.point).dot(wall.normal) - b.radius;
-      if (gap < -tol * b.radius) {
+      const double gap = b.is_box() ? box_wall_gap(b, wall) : (b.position - wall.point).dot(wall.normal) - b.radius;
+      if (gap < -tol * body_size(b)) {
         std::ostringstream o;
-        o << "ball " << k << " (" << b.pointer << ") reaches " << -gap << " behind wall " << w;
+        o << (b.is_box() ? "box " : "ball ") << k << " (" << b.pointer << ") reaches " << -gap << " behind wall " << w;
         wall_entries[w].fail(o.str());
       }
     }
@@ -142,15 +142,17 @@ void check_placement(const RigidScene& s, const JsonChecker& root) {
   std::pair<std::size_t, std::size_t> worst{SIZE_MAX, SIZE_MAX};
   double overlap = 0;
   cells.for_each_pair(2.0 * r_max, [&](std::size_t i, std::size_t j, double d2) {
+    const Ball &a = s.balls[std::min(i, j)], &b = s.balls[std::max(i, j)];
+    const double gap = a.is_box() || b.is_box() ? box_pair_gap(a, b) : std::sqrt(d2) - a.radius - b.radius;
     const std::pair<std::size_t, std::size_t> pair{std::min(i, j), std::max(i, j)};
-    const double gap = std::sqrt(d2) - s.balls[i].radius - s.balls[j].radius;
-    if (gap < -tol * std::min(s.balls[i].radius, s.balls[j].radius) && pair < worst) worst = pair, overlap = -gap;
+    if (gap < -tol * std::min(body_size(a), body_size(b)) && pair < worst) worst = pair, overlap = -gap;
   });
   if (worst.first != SIZE_MAX) {
     std::ostringstream o;
-    o << "balls " << worst.first << " (" << s.balls[worst.first].pointer << ") and " << worst.second << " ("
-      << s.balls[worst.second].pointer << ") overlap by " << overlap << " (more than contact_tolerance " << tol
-      << " x the smaller radius)";
+    const bool box = s.balls[worst.first].is_box() || s.balls[worst.second].is_box();
+    o << (box ? "bodies " : "balls ") << worst.first << " (" << s.balls[worst.first].pointer << ") and "
+      << worst.second << " (" << s.balls[worst.second].pointer << ") overlap by " << overlap
+      << " (more than contact_tolerance " << tol << " x the smaller " << (box ? "size)" : "radius)");
     root.fail_at("bodies", o.str());
   }
 }
@@ -177,14 +179,24 @@ RigidScene parse_scene(const Scene& common, BodySlice slice) {
 
   for (const JsonChecker& b : root.array("bodies", 1)) {
     b.expect_object({"type", "position", "velocity", "mass", "radius", "fixed", "min", "max", "spacing", "jitter",
-                     "seed", "from", "to"});
-    const std::string type = b.choice("type", {"ball", "ball_lattice", "ball_line"}, "body type");
+                     "seed", "from", "to", "half_extents", "orientation", "angular_velocity", "density"});
+    const std::string type = b.choice("type", {"ball", "ball_lattice", "ball_line", "box"}, "body type");
     BodyEntry e;
     e.first = s.body_count;
     e.pointer = b.pointer();
-    if (type == "ball") e.count = parse_ball(b, dim, e.first, slice, s.balls);
-    else if (type == "ball_lattice") e.count = parse_lattice(b, dim, e.first, slice, s.balls);
-    else e.count = parse_line(b, dim, e.first, slice, s.balls);
+    if (type == "ball") {
+      e.count = parse_ball(b, dim, e.first, slice, s.balls);
+    } else if (type == "box") {
+      std::vector<Ball> box;
+      parse_box(b, dim, box);
+      s.boxes.emplace(e.first, box.front());
+      if (e.first >= slice.begin && e.first < slice.end) s.balls.push_back(box.front());
+      e.count = 1;
+    } else if (type == "ball_lattice") {
+      e.count = parse_lattice(b, dim, e.first, slice, s.balls);
+    } else {
+      e.count = parse_line(b, dim, e.first, slice, s.balls);
+    }
     if (b.boolean_or("fixed", false)) e.fixed = e.count;
     s.body_count += e.count;
     s.entries.push_back(e);

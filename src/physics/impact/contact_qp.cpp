@@ -3,6 +3,8 @@
 
 #include <petsctao.h>
 
+#include <Eigen/Dense>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -259,27 +261,49 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
   --result.restarts;
 
   // Clean-up: exactly inside the bounds; a component within the tolerance of a bound its gradient pushes against
-  // (an interior-point solver's near-zeros) goes onto it, so complementarity is exact.
+  // (an interior-point solver's near-zeros) goes onto it, so complementarity is exact. Returns the residual.
   std::vector<double> g(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) result.x[i] = std::clamp(result.x[i], lower[i], upper[i]);
-  gradient(result.x.data(), g.data());
-  const double snap = options.residual * scale_;
-  for (int i = 0; i < n; ++i) {
-    double& x = result.x[i];
-    if (x - lower[i] <= snap && g[i] > 0) x = lower[i];
-    if (upper[i] - x <= snap && g[i] < 0) x = upper[i];
+  const auto clean = [&](std::vector<double>& xs) {
+    for (int i = 0; i < n; ++i) xs[i] = std::clamp(xs[i], lower[i], upper[i]);
+    gradient(xs.data(), g.data());
+    const double snap = options.residual * scale_;
+    for (int i = 0; i < n; ++i) {
+      double& x = xs[i];
+      if (x - lower[i] <= snap && g[i] > 0) x = lower[i];
+      if (upper[i] - x <= snap && g[i] < 0) x = upper[i];
+    }
+    gradient(xs.data(), g.data());
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const double x = xs[i];
+      double r = g[i];
+      if (lower[i] == upper[i]) r = 0.0;
+      else if (x == lower[i]) r = std::min(r, 0.0);
+      else if (x == upper[i]) r = std::max(r, 0.0);
+      worst = std::max(worst, std::abs(r));
+    }
+    return scale_ > 0 ? worst / scale_ : worst;
+  };
+  result.residual = clean(result.x);
+  // Redundant contacts (a box's face on a face) make A singular and TRON's last digits slow: the active set it
+  // found is finished by direct minimum-norm solves on the free components (clamped, the free set updated, a few
+  // rounds), the best kept.
+  std::vector<double> current = result.x;
+  for (int round = 0; round < 8 && !(result.residual <= options.residual); ++round) {
+    std::vector<PetscInt> free;
+    for (int i = 0; i < n; ++i)
+      if ((current[i] > lower[i] || g[i] < 0) && (current[i] < upper[i] || g[i] > 0)) free.push_back(i);
+    if (free.empty()) break;
+    const auto m = static_cast<PetscInt>(free.size());
+    Eigen::MatrixXd a(m, m);
+    petsc_check(MatGetValues(A_, m, free.data(), m, free.data(), a.data()), "MatGetValues");  // symmetric
+    Eigen::VectorXd rhs(m), x_f(m);
+    for (PetscInt k = 0; k < m; ++k) x_f[k] = current[free[k]], rhs[k] = -g[free[k]];
+    const Eigen::VectorXd step = a.completeOrthogonalDecomposition().solve(rhs);  // A_FF (x_F + step) = −b_F − …
+    for (PetscInt k = 0; k < m; ++k) current[free[k]] = x_f[k] + step[k];
+    const double r = clean(current);  // clamps what left the bounds: the next round's free set
+    if (r < result.residual) result.x = current, result.residual = r;
   }
-  gradient(result.x.data(), g.data());
-  double worst = 0.0;
-  for (int i = 0; i < n; ++i) {
-    const double x = result.x[i];
-    double r = g[i];
-    if (lower[i] == upper[i]) r = 0.0;
-    else if (x == lower[i]) r = std::min(r, 0.0);
-    else if (x == upper[i]) r = std::max(r, 0.0);
-    worst = std::max(worst, std::abs(r));
-  }
-  result.residual = scale_ > 0 ? worst / scale_ : worst;
   result.converged = std::isfinite(result.residual) && result.residual <= options.residual;
   std::ostringstream reason;
   reason << (why == TAO_DIVERGED_USER ? "stalled" : TaoConvergedReasons[why]);

@@ -1,5 +1,5 @@
 #pragma once
-// The rigid-impact method (issue 64, notes 003): balls and walls, one impact resolution ("resolve") or time
+// The rigid-impact method (issue 64, notes 003): balls, boxes and walls, one impact resolution ("resolve") or time
 // stepping with a resolution every step ("step"). Bodies live in the shared item container, each rank owning a
 // contiguous slice of ids; impacts are resolved per contact-graph component (distributed_impact.hpp), so the
 // trajectory is the same bit for bit on any rank count.
@@ -49,6 +49,9 @@ class RigidMethod : public Method {
   void fill_local();
   double kinetic_energy() const;  // collective
   Eigen::Vector3d momentum() const;  // collective
+  Eigen::Vector3d angular_momentum() const;  // collective, about the origin
+  // Turns the owned boxes by their angular velocity over dt, keeping each one's angular momentum (free rotation).
+  void rotate_boxes(double dt);
 
   RigidScene scene_;
   MPI_Comm comm_;
@@ -59,6 +62,14 @@ class RigidMethod : public Method {
   std::vector<double>& mass_;
   std::vector<double>& radius_;
   std::vector<int>& fixed_;
+  // Registered fields (exchanged, checkpointed) only in scenes with boxes; in ball-only scenes plain vectors over the
+  // owned bodies, so balls pay no exchange and their checkpoints keep their tables.
+  bool has_boxes_ = false;
+  std::vector<Eigen::Vector4d> ball_orientation_;
+  std::vector<Eigen::Vector3d> ball_angular_velocity_, ball_half_extents_;
+  std::vector<Eigen::Vector4d>& orientation_;      // boxes; (0, 0, 0, 1) for balls
+  std::vector<Eigen::Vector3d>& angular_velocity_;  // boxes, world frame; 0 for balls
+  std::vector<Eigen::Vector3d>& half_extents_;      // boxes; 0 for balls
   BallState local_;
   std::vector<int> ghost_owner_;  // per ghost of local_
   long step_ = 0;
@@ -73,6 +84,7 @@ class RigidMethod : public Method {
   // resolve mode: the state before the resolution, for resolution.json.
   double energy_before_ = 0;
   Eigen::Vector3d momentum_before_ = Eigen::Vector3d::Zero();
+  Eigen::Vector3d angular_momentum_before_ = Eigen::Vector3d::Zero();
   PhaseTimers timers_;
   int contact_phase_ = 0, resolve_phase_ = 0;
 };

@@ -1,8 +1,9 @@
 #pragma once
-// A rigid-impact scene (docs/rigid.md, docs/schema/rigid.schema.json): balls in 2D or 3D and planar walls, resolved
-// once ("mode": "resolve") or stepped in time with an impact resolution every step ("mode": "step").
+// A rigid-impact scene (docs/rigid.md, docs/schema/rigid.schema.json): balls in 2D or 3D, boxes in 3D and planar
+// walls, resolved once ("mode": "resolve") or stepped in time with an impact resolution every step ("mode": "step").
 #include <Eigen/Core>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,18 @@
 
 namespace percussion::rigid {
 
-// One ball of the scene, after lattices are expanded: its global id is first_body + its index in `balls`.
+// One body of the scene, after lattices are expanded: its global id is first_body + its index in `balls`. A box
+// when half_extents is nonzero (its radius is then its bounding radius, for the broad phase).
 struct Ball {
   Eigen::Vector3d position = Eigen::Vector3d::Zero();  // z = 0 in 2D
   Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
   double mass = 1.0;
   double radius = 1.0;
   bool fixed = false;
+  Eigen::Vector3d half_extents = Eigen::Vector3d::Zero();
+  Eigen::Vector4d orientation = Eigen::Vector4d(0, 0, 0, 1);  // unit, (x, y, z, w): body to world
+  Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();  // world frame
+  bool is_box() const { return half_extents[0] > 0; }
   std::string pointer;  // JSON pointer of the entry it came from, for messages
 };
 
@@ -66,6 +72,9 @@ struct RigidScene : Scene {
   std::vector<BodyEntry> entries;  // per entry of `bodies`
   std::int64_t first_body = 0;     // the global id of balls[0]
   std::vector<Ball> balls;         // the slice asked for, in id order
+  // Every box by global id, on every rank: boxes are explicit entries (the JSON holds them anyway), and the checks
+  // across ranks need a ghost box's shape.
+  std::map<std::int64_t, Ball> boxes;
   std::vector<Wall> walls;
   ImpactSettings impact;
   Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
@@ -80,5 +89,12 @@ RigidScene parse_scene(const Scene& common, BodySlice slice = {});
 
 // The JSON pointer of the entry that body `id` comes from.
 const std::string& entry_pointer(const RigidScene& scene, std::int64_t id);
+
+// box_scene.cpp: a "box" entry of `bodies`; the gaps the placement check needs when a box is involved (negative:
+// overlap), and the size the contact tolerance scales (a ball's radius, a box's smallest half extent).
+void parse_box(const JsonChecker& entry, int dimension, std::vector<Ball>& out);
+double box_wall_gap(const Ball& box, const Wall& wall);
+double box_pair_gap(const Ball& a, const Ball& b);  // a or b a box
+inline double body_size(const Ball& b) { return b.is_box() ? b.half_extents.minCoeff() : b.radius; }
 
 }  // namespace percussion::rigid
