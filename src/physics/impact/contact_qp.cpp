@@ -3,14 +3,13 @@
 
 #include <petsctao.h>
 
-#include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <utility>
 
+#include "percussion/physics/impact/qp_active_set.hpp"
 #include "percussion/solvers/petsc_check.hpp"
 
 namespace percussion::impact {
@@ -285,31 +284,27 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
     return scale_ > 0 ? worst / scale_ : worst;
   };
   result.residual = clean(result.x);
-  // Redundant contacts (a box's face on a face) make A singular and TRON's last digits slow: the active set it
-  // found is finished by direct minimum-norm solves on the free components (clamped, the free set updated, a few
-  // rounds), the best kept.
-  std::vector<double> current = result.x;
-  for (int round = 0; round < 8 && !(result.residual <= options.residual); ++round) {
-    std::vector<PetscInt> free;
-    for (int i = 0; i < n; ++i)
-      if ((current[i] > lower[i] || g[i] < 0) && (current[i] < upper[i] || g[i] > 0)) free.push_back(i);
-    if (free.empty()) break;
-    const auto m = static_cast<PetscInt>(free.size());
-    Eigen::MatrixXd a(m, m);
-    petsc_check(MatGetValues(A_, m, free.data(), m, free.data(), a.data()), "MatGetValues");  // symmetric
-    Eigen::VectorXd rhs(m), x_f(m);
-    for (PetscInt k = 0; k < m; ++k) x_f[k] = current[free[k]], rhs[k] = -g[free[k]];
-    const Eigen::VectorXd step = a.completeOrthogonalDecomposition().solve(rhs);  // A_FF (x_F + step) = −b_F − …
-    for (PetscInt k = 0; k < m; ++k) current[free[k]] = x_f[k] + step[k];
-    const double r = clean(current);  // clamps what left the bounds: the next round's free set
-    if (r < result.residual) result.x = current, result.residual = r;
+  // Redundant contacts (a box's face on a face, a settled pile's nearly dependent loops) make A singular, and
+  // TRON's last digits slow or stalled: an active-set finish from TAO's iterate, which keeps its null-space part.
+  // TAO's support can span a nearly singular face whose solves amplify round-off; the finish from the start then
+  // builds its faces one independent column set at a time (Lawson–Hanson) and avoids it.
+  for (const bool warm : {true, false}) {
+    if (result.residual <= options.residual) break;
+    ActiveSetOptions finish;
+    finish.tolerance = 0.5 * options.residual * scale_;
+    std::vector<double> polished = warm ? result.x : start;
+    const ActiveSetReport report = active_set_finish(A_, b_, lower, upper, polished, finish);
+    result.finish_iterations += report.iterations;
+    const double r = clean(polished);
+    if (r < result.residual) result.x = std::move(polished), result.residual = r;
   }
   result.converged = std::isfinite(result.residual) && result.residual <= options.residual;
   std::ostringstream reason;
   reason << (why == TAO_DIVERGED_USER ? "stalled" : TaoConvergedReasons[why]);
   if (!result.converged) {
     reason << ": KKT residual " << result.residual << " x |v|_M above " << options.residual << " after "
-           << result.iterations << " TAO iterations and " << result.restarts << " restarts";
+           << result.iterations << " TAO iterations, " << result.restarts << " restarts and "
+           << result.finish_iterations << " active-set face solves";
   }
   result.reason = reason.str();
   return result;

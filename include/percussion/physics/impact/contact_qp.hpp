@@ -8,9 +8,10 @@
 // On the nearly singular A of settling piles the decrease left near the optimum falls below the round-off of the
 // objective, where TRON's line searches and trust-region tests stall: the objective is therefore measured from a
 // reference point, and a stalled run restarts from its iterate as the new reference (QpResult::restarts). TAO gets
-// a copy of A (the BNK solvers shift their Hessian in place). BQPIP, GPCG, BNCG and BLMVM stall above the
-// tolerance on packings: the result then says not converged. Options under
-// the prefix (default "impact_qp_"), e.g. -impact_qp_tao_type bnls, -impact_qp_tao_monitor.
+// a copy of A (the BNK solvers shift their Hessian in place). When TAO still stops above the tolerance, an
+// active-set finish (qp_active_set.hpp) takes over, from TAO's iterate and then from the start; a result that misses
+// the tolerance after it says not converged. Options under the prefix (default "impact_qp_"), e.g.
+// -impact_qp_tao_type bnls, -impact_qp_tao_monitor.
 #include <petscmat.h>
 
 #include <cstdint>
@@ -36,6 +37,7 @@ struct QpResult {
   std::string reason;           // TAO's reason, and why the result was not accepted
   std::int64_t iterations = 0;  // TAO iterations, over all restarts
   int restarts = 0;             // TAO runs restarted from a stalled iterate with a new reference point
+  int finish_iterations = 0;    // face solves of the active-set finish (qp_active_set.hpp) after TAO, 0 if not needed
   double residual = 0.0;        // ‖r‖∞ / ‖v‖_M after the clean-up (complementarity is exact by construction)
 };
 
