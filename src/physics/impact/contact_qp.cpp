@@ -286,13 +286,15 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
   result.residual = clean(result.x);
   // Redundant contacts (a box's face on a face, a settled pile's nearly dependent loops) make A singular, and
   // TRON's last digits slow or stalled: an active-set finish from TAO's iterate, which keeps its null-space part.
-  // TAO's support can span a nearly singular face whose solves amplify round-off; the finish from the start then
-  // builds its faces one independent column set at a time (Lawson–Hanson) and avoids it.
-  for (const bool warm : {true, false}) {
+  // TAO's support can span a nearly singular face whose solves amplify round-off: then from the start, releasing
+  // every bound that points inside, and last releasing one per face (slower, but its faces stay independent).
+  for (const int stage : {0, 1, 2}) {
     if (result.residual <= options.residual) break;
     ActiveSetOptions finish;
     finish.tolerance = 0.5 * options.residual * scale_;
-    std::vector<double> polished = warm ? result.x : start;
+    finish.single_release = stage == 2;
+    if (finish.single_release) finish.max_iterations = 4 * n + 100;
+    std::vector<double> polished = stage == 0 ? result.x : start;
     const ActiveSetReport report = active_set_finish(A_, b_, lower, upper, polished, finish);
     result.finish_iterations += report.iterations;
     const double r = clean(polished);
@@ -305,6 +307,8 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
     reason << ": KKT residual " << result.residual << " x |v|_M above " << options.residual << " after "
            << result.iterations << " TAO iterations, " << result.restarts << " restarts and "
            << result.finish_iterations << " active-set face solves";
+  } else if (result.finish_iterations > 0) {
+    reason << ", finished by " << result.finish_iterations << " active-set face solves";
   }
   result.reason = reason.str();
   return result;

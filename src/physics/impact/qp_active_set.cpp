@@ -154,6 +154,7 @@ ActiveSetReport active_set_finish(Mat A_petsc, std::span<const double> b, std::s
       std::sort(released.begin(), released.end(), [&](int p, int q) {
         return inward(where(x[p], lower[p], upper[p]), g[p]) > inward(where(x[q], lower[q], upper[q]), g[q]);
       });
+      if (options.single_release && released.size() > 1) released.resize(1);
     }
     FaceSolution step;
     for (;;) {

@@ -18,6 +18,9 @@ namespace percussion::impact {
 struct ActiveSetOptions {
   double tolerance = 0.0;  // absolute: stop when the projected KKT residual ‖r‖∞ is at most this
   int max_iterations = 1000;  // face solves
+  // Release one bound at a time (Lawson–Hanson's rule: the face's columns then stay independent, so its solve meets
+  // the target) instead of every bound that points inside (fewer faces, but a face can turn nearly singular).
+  bool single_release = false;
 };
 
 struct ActiveSetReport {
