@@ -3,14 +3,13 @@
 
 #include <petsctao.h>
 
-#include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <utility>
 
+#include "percussion/physics/impact/qp_active_set.hpp"
 #include "percussion/solvers/petsc_check.hpp"
 
 namespace percussion::impact {
@@ -19,34 +18,76 @@ using solvers::petsc_check;
 
 namespace {
 
+constexpr int kStallIterations = 10;  // iterations without a new low residual that count as a stall
+constexpr int kMaxRestarts = 10;     // new reference points per solve (each converges or gets closer)
+
+// One TAO run's objective, measured from a reference point x0 with the exact gradient g0 = Ax0 + b there:
+// f(x) − f(x0) = dᵀ(g0 + ½Ad), d = x − x0. Near the optimum of an ill-conditioned A the decrease still available
+// is far below the round-off of ½xᵀAx + bᵀx itself, so TAO's line searches and trust-region ratios, which compare
+// objective values, stall; from a reference next to the optimum the differences are resolved again.
+struct Shifted {
+  const ImpactQp* qp = nullptr;
+  std::vector<double> x0, g0, d;
+  PetscReal best_residual = PETSC_INFINITY;
+  int unchanged = 0;  // iterations since the residual last reached a new low
+};
+
 PetscErrorCode objective_and_gradient(Tao, Vec x, PetscReal* f, Vec g, void* ctx) {
-  const auto* qp = static_cast<const ImpactQp*>(ctx);
-  PetscCall(MatMult(qp->matrix(), x, g));
+  auto* s = static_cast<Shifted*>(ctx);
+  const int n = s->qp->size();
   const PetscScalar* xs = nullptr;
-  PetscScalar* gs = nullptr;
   PetscCall(VecGetArrayRead(x, &xs));
+  for (int i = 0; i < n; ++i) s->d[i] = xs[i] - s->x0[i];
+  PetscCall(VecRestoreArrayRead(x, &xs));
+  Vec dv = nullptr;
+  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n, s->d.data(), &dv));
+  const PetscErrorCode code = MatMult(s->qp->matrix(), dv, g);
+  PetscCall(VecDestroy(&dv));
+  PetscCall(code);
+  PetscScalar* gs = nullptr;
   PetscCall(VecGetArray(g, &gs));
-  // f = ½xᵀ(Ax + b) + ½bᵀx, from Ax.
-  const std::vector<double>& b = qp->linear_term();
   double value = 0.0;
-  for (int i = 0; i < qp->size(); ++i) {
-    gs[i] += b[i];
-    value += 0.5 * xs[i] * (gs[i] + b[i]);
+  for (int i = 0; i < n; ++i) {
+    value += s->d[i] * (s->g0[i] + 0.5 * gs[i]);
+    gs[i] += s->g0[i];
   }
   *f = value;
   PetscCall(VecRestoreArray(g, &gs));
-  PetscCall(VecRestoreArrayRead(x, &xs));
   return 0;
 }
 
-PetscErrorCode constant_hessian(Tao, Vec, Mat, Mat, void*) { return 0; }
+// TAO's Hessian is a copy of A refreshed at every request: the BNK solvers shift it in place to regularise
+// their Newton steps, which must not leak into the objective.
+PetscErrorCode copy_hessian(Tao, Vec, Mat H, Mat, void* ctx) {
+  PetscCall(MatCopy(static_cast<Shifted*>(ctx)->qp->matrix(), H, SAME_NONZERO_PATTERN));
+  return 0;
+}
+
+// TAO's own test, and a stop once the iterate has stalled (no new low of the projected-gradient residual for a few
+// iterations): the solve then restarts from there with a new reference point.
+PetscErrorCode converged_or_stalled(Tao tao, void* ctx) {
+  PetscCall(TaoDefaultConvergenceTest(tao, nullptr));
+  TaoConvergedReason why;
+  PetscInt its = 0;
+  PetscReal f = 0.0, residual = 0.0, cnorm = 0.0, xdiff = 0.0;
+  PetscCall(TaoGetSolutionStatus(tao, &its, &f, &residual, &cnorm, &xdiff, &why));
+  auto* s = static_cast<Shifted*>(ctx);
+  s->unchanged = residual < s->best_residual ? 0 : s->unchanged + 1;
+  s->best_residual = std::min(s->best_residual, residual);
+  if (why == TAO_CONTINUE_ITERATING && s->unchanged >= kStallIterations) {
+    PetscCall(TaoSetConvergedReason(tao, TAO_DIVERGED_USER));
+  }
+  return 0;
+}
 
 // RAII for the few PETSc objects of one solve.
 struct SolveObjects {
   Vec x = nullptr, lo = nullptr, hi = nullptr;
+  Mat hessian = nullptr;
   Tao tao = nullptr;
   ~SolveObjects() {
     if (tao) TaoDestroy(&tao);
+    if (hessian) MatDestroy(&hessian);
     if (x) VecDestroy(&x);
     if (lo) VecDestroy(&lo);
     if (hi) VecDestroy(&hi);
@@ -161,42 +202,62 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
   // A start inside the bounds (0 when it is).
   std::vector<double> start(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) start[i] = std::clamp(0.0, lower[i], upper[i]);
-  SolveObjects pv;
-  pv.x = from_vector(start);
-  pv.lo = from_vector(lower);
-  pv.hi = from_vector(upper);
-  petsc_check(TaoCreate(PETSC_COMM_SELF, &pv.tao), "TaoCreate");
-  petsc_check(TaoSetType(pv.tao, TAOTRON), "TaoSetType");
-  petsc_check(TaoSetOptionsPrefix(pv.tao, options.prefix.c_str()), "TaoSetOptionsPrefix");
-  // A has a unit diagonal, so Jacobi is no preconditioning; TRON's default ILU breaks down on the singular A of
-  // redundant contacts and friction generators (its trust-region steps then stall far above the tolerance).
-  KSP ksp = nullptr;
-  PC pc = nullptr;
-  petsc_check(TaoGetKSP(pv.tao, &ksp), "TaoGetKSP");
-  if (ksp) {
-    petsc_check(KSPGetPC(ksp, &pc), "KSPGetPC");
-    petsc_check(PCSetType(pc, PCNONE), "PCSetType");
+  Shifted shifted;
+  shifted.qp = this;
+  shifted.d.resize(static_cast<std::size_t>(n));
+  std::vector<double> lower_v(lower.begin(), lower.end()), upper_v(upper.begin(), upper.end());
+  std::vector<double> x = start;
+  TaoConvergedReason why = TAO_CONTINUE_ITERATING;
+  PetscInt budget = static_cast<PetscInt>(options.max_iterations);
+  for (int round = 0; round <= kMaxRestarts && budget > 0; ++round) {
+    shifted.x0 = x;
+    shifted.g0.resize(static_cast<std::size_t>(n));
+    gradient(x.data(), shifted.g0.data());
+    shifted.unchanged = 0;
+    shifted.best_residual = PETSC_INFINITY;
+    SolveObjects pv;
+    pv.x = from_vector(x);
+    pv.lo = from_vector(lower_v);
+    pv.hi = from_vector(upper_v);
+    petsc_check(MatDuplicate(A_, MAT_COPY_VALUES, &pv.hessian), "MatDuplicate");
+    petsc_check(TaoCreate(PETSC_COMM_SELF, &pv.tao), "TaoCreate");
+    petsc_check(TaoSetType(pv.tao, TAOTRON), "TaoSetType");
+    petsc_check(TaoSetOptionsPrefix(pv.tao, options.prefix.c_str()), "TaoSetOptionsPrefix");
+    // A has a unit diagonal, so Jacobi is no preconditioning; TRON's default ILU breaks down on the singular A of
+    // redundant contacts and friction generators (its trust-region steps then stall far above the tolerance).
+    KSP ksp = nullptr;
+    PC pc = nullptr;
+    petsc_check(TaoGetKSP(pv.tao, &ksp), "TaoGetKSP");
+    if (ksp) {
+      petsc_check(KSPGetPC(ksp, &pc), "KSPGetPC");
+      petsc_check(PCSetType(pc, PCNONE), "PCSetType");
+    }
+    petsc_check(TaoSetSolution(pv.tao, pv.x), "TaoSetSolution");
+    petsc_check(TaoSetObjectiveAndGradient(pv.tao, nullptr, objective_and_gradient, &shifted),
+                "TaoSetObjectiveAndGradient");
+    petsc_check(TaoSetHessian(pv.tao, pv.hessian, pv.hessian, copy_hessian, &shifted), "TaoSetHessian");
+    petsc_check(TaoSetVariableBounds(pv.tao, pv.lo, pv.hi), "TaoSetVariableBounds");
+    // TAO's test is on the 2-norm of its projected gradient (which bounds our ∞-norm), set a decade below the
+    // acceptance so that the clean-up's rounding does not push an accepted solve over it.
+    petsc_check(TaoSetTolerances(pv.tao, 0.1 * options.residual * scale_, 0.0, 0.0), "TaoSetTolerances");
+    petsc_check(TaoSetMaximumIterations(pv.tao, budget), "TaoSetMaximumIterations");
+    petsc_check(TaoSetConvergenceTest(pv.tao, converged_or_stalled, &shifted), "TaoSetConvergenceTest");
+    petsc_check(TaoSetFromOptions(pv.tao), "TaoSetFromOptions");
+    petsc_check(TaoSolve(pv.tao), "TaoSolve");
+    PetscInt its = 0;
+    petsc_check(TaoGetConvergedReason(pv.tao, &why), "TaoGetConvergedReason");
+    petsc_check(TaoGetIterationNumber(pv.tao, &its), "TaoGetIterationNumber");
+    result.iterations += its;
+    budget -= std::max<PetscInt>(its, 1);
+    ++result.restarts;
+    Vec solution = nullptr;
+    petsc_check(TaoGetSolution(pv.tao, &solution), "TaoGetSolution");
+    x = to_vector(solution, n);
+    // A stall, or a line search or trust region that failed on objective round-off, is cured by a new reference.
+    if (why > 0 || why == TAO_DIVERGED_MAXITS || why == TAO_DIVERGED_NAN) break;
   }
-  petsc_check(TaoSetSolution(pv.tao, pv.x), "TaoSetSolution");
-  petsc_check(TaoSetObjectiveAndGradient(pv.tao, nullptr, objective_and_gradient, const_cast<ImpactQp*>(this)),
-              "TaoSetObjectiveAndGradient");
-  petsc_check(TaoSetHessian(pv.tao, A_, A_, constant_hessian, nullptr), "TaoSetHessian");
-  petsc_check(TaoSetVariableBounds(pv.tao, pv.lo, pv.hi), "TaoSetVariableBounds");
-  // TAO's test is on the 2-norm of its projected gradient (which bounds our ∞-norm), set a decade below the
-  // acceptance so that the clean-up's rounding does not push an accepted solve over it.
-  petsc_check(TaoSetTolerances(pv.tao, 0.1 * options.residual * scale_, 0.0, 0.0), "TaoSetTolerances");
-  petsc_check(TaoSetMaximumIterations(pv.tao, static_cast<PetscInt>(options.max_iterations)),
-              "TaoSetMaximumIterations");
-  petsc_check(TaoSetFromOptions(pv.tao), "TaoSetFromOptions");
-  petsc_check(TaoSolve(pv.tao), "TaoSolve");
-  TaoConvergedReason why;
-  PetscInt its = 0;
-  petsc_check(TaoGetConvergedReason(pv.tao, &why), "TaoGetConvergedReason");
-  petsc_check(TaoGetIterationNumber(pv.tao, &its), "TaoGetIterationNumber");
-  result.iterations = its;
-  Vec solution = nullptr;
-  petsc_check(TaoGetSolution(pv.tao, &solution), "TaoGetSolution");
-  result.x = to_vector(solution, n);
+  result.x = std::move(x);
+  --result.restarts;
 
   // Clean-up: exactly inside the bounds; a component within the tolerance of a bound its gradient pushes against
   // (an interior-point solver's near-zeros) goes onto it, so complementarity is exact. Returns the residual.
@@ -223,31 +284,31 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
     return scale_ > 0 ? worst / scale_ : worst;
   };
   result.residual = clean(result.x);
-  // Redundant contacts (a box's face on a face) make A singular and TRON's last digits slow: the active set it
-  // found is finished by direct minimum-norm solves on the free components (clamped, the free set updated, a few
-  // rounds), the best kept.
-  std::vector<double> current = result.x;
-  for (int round = 0; round < 8 && !(result.residual <= options.residual); ++round) {
-    std::vector<PetscInt> free;
-    for (int i = 0; i < n; ++i)
-      if ((current[i] > lower[i] || g[i] < 0) && (current[i] < upper[i] || g[i] > 0)) free.push_back(i);
-    if (free.empty()) break;
-    const auto m = static_cast<PetscInt>(free.size());
-    Eigen::MatrixXd a(m, m);
-    petsc_check(MatGetValues(A_, m, free.data(), m, free.data(), a.data()), "MatGetValues");  // symmetric
-    Eigen::VectorXd rhs(m), x_f(m);
-    for (PetscInt k = 0; k < m; ++k) x_f[k] = current[free[k]], rhs[k] = -g[free[k]];
-    const Eigen::VectorXd step = a.completeOrthogonalDecomposition().solve(rhs);  // A_FF (x_F + step) = −b_F − …
-    for (PetscInt k = 0; k < m; ++k) current[free[k]] = x_f[k] + step[k];
-    const double r = clean(current);  // clamps what left the bounds: the next round's free set
-    if (r < result.residual) result.x = current, result.residual = r;
+  // Redundant contacts (a box's face on a face, a settled pile's nearly dependent loops) make A singular, and
+  // TRON's last digits slow or stalled: an active-set finish from TAO's iterate, which keeps its null-space part.
+  // TAO's support can span a nearly singular face whose solves amplify round-off: then from the start, releasing
+  // every bound that points inside, and last releasing one per face (slower, but its faces stay independent).
+  for (const int stage : {0, 1, 2}) {
+    if (result.residual <= options.residual) break;
+    ActiveSetOptions finish;
+    finish.tolerance = 0.5 * options.residual * scale_;
+    finish.single_release = stage == 2;
+    if (finish.single_release) finish.max_iterations = 4 * n + 100;
+    std::vector<double> polished = stage == 0 ? result.x : start;
+    const ActiveSetReport report = active_set_finish(A_, b_, lower, upper, polished, finish);
+    result.finish_iterations += report.iterations;
+    const double r = clean(polished);
+    if (r < result.residual) result.x = std::move(polished), result.residual = r;
   }
   result.converged = std::isfinite(result.residual) && result.residual <= options.residual;
   std::ostringstream reason;
-  reason << TaoConvergedReasons[why];
+  reason << (why == TAO_DIVERGED_USER ? "stalled" : TaoConvergedReasons[why]);
   if (!result.converged) {
-    reason << ": KKT residual " << result.residual << " x |v|_M above " << options.residual << " after " << its
-           << " TAO iterations";
+    reason << ": KKT residual " << result.residual << " x |v|_M above " << options.residual << " after "
+           << result.iterations << " TAO iterations, " << result.restarts << " restarts and "
+           << result.finish_iterations << " active-set face solves";
+  } else if (result.finish_iterations > 0) {
+    reason << ", finished by " << result.finish_iterations << " active-set face solves";
   }
   result.reason = reason.str();
   return result;

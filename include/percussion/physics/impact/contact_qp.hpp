@@ -5,9 +5,13 @@
 // assembled as SeqAIJ on PETSC_COMM_SELF and handed to PETSc TAO. The default solver is TRON (gradient projection
 // and Newton–CG steps on the free face, without preconditioner: A has a unit diagonal and is singular when contacts
 // are redundant); it keeps x inside the bounds exactly and identifies the active set, so the clean-up only clamps.
-// BNLS and BNTR also reach the tolerance, BQPIP only on contact QPs (not the friction polygons), and GPCG, BNCG and
-// BLMVM stall above it on packings: the result then says not converged. Options under
-// the prefix (default "impact_qp_"), e.g. -impact_qp_tao_type bnls, -impact_qp_tao_monitor.
+// On the nearly singular A of settling piles the decrease left near the optimum falls below the round-off of the
+// objective, where TRON's line searches and trust-region tests stall: the objective is therefore measured from a
+// reference point, and a stalled run restarts from its iterate as the new reference (QpResult::restarts). TAO gets
+// a copy of A (the BNK solvers shift their Hessian in place). When TAO still stops above the tolerance, an
+// active-set finish (qp_active_set.hpp) takes over, from TAO's iterate and then from the start; a result that misses
+// the tolerance after it says not converged. Options under the prefix (default "impact_qp_"), e.g.
+// -impact_qp_tao_type bnls, -impact_qp_tao_monitor.
 #include <petscmat.h>
 
 #include <cstdint>
@@ -23,7 +27,7 @@ struct QpOptions {
   // Accepted when the projected KKT residual ‖r‖∞ is at most residual × ‖v‖_M (r_i = ∂_i f where x_i is free,
   // min(∂_i f, 0) at a lower bound, max(∂_i f, 0) at an upper one). Far below the operators' eps (notes Alg. H).
   double residual = 1e-13;
-  std::int64_t max_iterations = 1000;  // TAO iterations
+  std::int64_t max_iterations = 1000;  // TAO iterations, over all restarts
   std::string prefix = "impact_qp_";
 };
 
@@ -31,7 +35,9 @@ struct QpResult {
   std::vector<double> x;        // inside [lower, upper] exactly
   bool converged = false;       // the residual test passed
   std::string reason;           // TAO's reason, and why the result was not accepted
-  std::int64_t iterations = 0;  // TAO iterations
+  std::int64_t iterations = 0;  // TAO iterations, over all restarts
+  int restarts = 0;             // TAO runs restarted from a stalled iterate with a new reference point
+  int finish_iterations = 0;    // face solves of the active-set finish (qp_active_set.hpp) after TAO, 0 if not needed
   double residual = 0.0;        // ‖r‖∞ / ‖v‖_M after the clean-up (complementarity is exact by construction)
 };
 
