@@ -131,7 +131,8 @@ TEST(ImpactLineality, DetectorCases) {
   }
   EXPECT_FALSE(find_implicit_equalities(two).exact);
   // A witness that fails (a wall the centres do not clear) falls back to the program, which finds the jam.
-  with_centres.witness = std::vector<double>{0, 0};
+  const std::vector<double> still{0, 0};
+  with_centres.witness = still;
   f = find_implicit_equalities(wedge, with_centres);
   EXPECT_TRUE(f.solved_lp);
   EXPECT_EQ(f.constraints.size(), 2u);
