@@ -23,6 +23,18 @@ StepMinimisation::StepMinimisation(const ElasticSystem& system, const IpcScene& 
   petsc_check(VecDuplicate(x_, &base_), "VecDuplicate");
   petsc_check(VecDuplicate(x_, &gradient_), "VecDuplicate");
   petsc_check(VecDuplicate(x_, &direction_), "VecDuplicate");
+  // Rigid motions of the rest configuration: the near-nullspace GAMG coarsens with.
+  ::Vec coordinates = nullptr;
+  petsc_check(VecDuplicate(x_, &coordinates), "VecDuplicate");
+  system_.to_global(system_.rest(), coordinates);
+  petsc_check(MatNullSpaceCreateRigidBody(coordinates, &rigid_), "MatNullSpaceCreateRigidBody");
+  petsc_check(VecDestroy(&coordinates), "VecDestroy");
+  make_hessian();
+  make_ksp(false);
+}
+
+void StepMinimisation::make_hessian() {
+  MatDestroy(&hessian_);
   hessian_ = system_.create_matrix();
   if (contact_->enabled()) {
     // Contact couples vertices the elements do not: their entries join the pattern as pairs appear.
@@ -30,18 +42,7 @@ StepMinimisation::StepMinimisation(const ElasticSystem& system, const IpcScene& 
     petsc_check(MatSetOption(hessian_, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE), "MatSetOption");
     petsc_check(MatSetOption(hessian_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE), "MatSetOption");
   }
-
-  // Rigid motions of the rest configuration: the near-nullspace GAMG coarsens with.
-  ::Vec coordinates = nullptr;
-  petsc_check(VecDuplicate(x_, &coordinates), "VecDuplicate");
-  system_.to_global(system_.rest(), coordinates);
-  MatNullSpace rigid = nullptr;
-  petsc_check(MatNullSpaceCreateRigidBody(coordinates, &rigid), "MatNullSpaceCreateRigidBody");
-  petsc_check(MatSetNearNullSpace(hessian_, rigid), "MatSetNearNullSpace");
-  petsc_check(MatNullSpaceDestroy(&rigid), "MatNullSpaceDestroy");
-  petsc_check(VecDestroy(&coordinates), "VecDestroy");
-
-  make_ksp(false);
+  petsc_check(MatSetNearNullSpace(hessian_, rigid_), "MatSetNearNullSpace");
 }
 
 void StepMinimisation::make_ksp(bool fallback) {
@@ -62,6 +63,9 @@ void StepMinimisation::set_terms(const StepTerms& terms, double residual_scale) 
   terms_ = terms;
   scale_ = residual_scale;
   fallback_ = false;
+  // The AMG hierarchy depends on the stored pattern, which contact grows: each step starts from the elements' own,
+  // so a restarted run builds the same preconditioners as an uninterrupted one.
+  if (contact_->enabled()) make_hessian();
   make_ksp(false);
 }
 
@@ -77,6 +81,7 @@ void StepMinimisation::begin_step(const std::vector<double>& u_prev, double dt) 
 StepMinimisation::~StepMinimisation() {
   KSPDestroy(&ksp_);
   MatDestroy(&hessian_);
+  MatNullSpaceDestroy(&rigid_);
   VecDestroy(&x_);
   VecDestroy(&base_);
   VecDestroy(&gradient_);

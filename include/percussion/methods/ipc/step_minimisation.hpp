@@ -53,6 +53,7 @@ class StepMinimisation : public solvers::NewtonProblem {
   // A new KSP under -ipc_ (CG + GAMG unless the options say otherwise) or, as the fallback of a step whose solve
   // failed, under -ipc_fallback_ (CG + hypre BoomerAMG unless they say otherwise).
   void make_ksp(bool fallback);
+  void make_hessian();  // the elements' preallocated matrix, open to contact entries, with the near-nullspace
   KSPConvergedReason solve();  // the direction from the Hessian and gradient; counts Krylov iterations
 
   const ElasticSystem& system_;
@@ -65,6 +66,7 @@ class StepMinimisation : public solvers::NewtonProblem {
   double dt_ = 0;
   KSP ksp_ = nullptr;
   ::Mat hessian_ = nullptr;
+  MatNullSpace rigid_ = nullptr;
   ::Vec x_ = nullptr, base_ = nullptr, gradient_ = nullptr, direction_ = nullptr;
   std::vector<double> local_;
   StepTerms terms_;
