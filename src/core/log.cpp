@@ -34,12 +34,12 @@ void info(const std::string& message) {
 
 void warn(const std::string& message) {
   if (!is_root()) return;
-  std::cerr << "warning: " << message << std::endl;
+  std::cerr << ("warning: " + message + "\n") << std::flush;  // one write: mpiexec may interleave others'
   if (file().is_open()) file() << "warning: " << message << std::endl;
 }
 
 void error(const std::string& message) {
-  std::cerr << "error: " << message << std::endl;
+  std::cerr << ("error: " + message + "\n") << std::flush;  // one write: mpiexec may interleave others'
   if (is_root() && file().is_open()) file() << "error: " << message << std::endl;
 }
 

@@ -139,7 +139,8 @@ overlap() {
     { "material": "ball", "mesh": { "type": "disk", "center": [$3, 0.5], "radius": 0.2, "element_size": 0.05 } }
   ],
   "obstacles": [ { "type": "plane", "point": [0, $4], "normal": [0, 1] } ],
-  "time": { "end": 0.01, "step": 0.005 }
+  "time": { "end": 0.01, "step": 0.005 },
+  "output": { "frame_interval": 0.005 }
 }
 JSON
   expect_exit 2 "$PERCUSSION" run "$SCRATCH/bad$1.json" --out "$SCRATCH/bad$1"
