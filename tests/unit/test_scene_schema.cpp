@@ -64,7 +64,7 @@ TEST(SceneSchema, RegistryNamesTheMethodsItKnows) {
   EXPECT_EQ(scene_error(kBase), "");
   std::string text = kBase;
   text.replace(text.find("\"bdem\""), 6, "\"rigid_bodies\"");
-  EXPECT_EQ(scene_error(text), "s.json: /method: unknown method 'rigid_bodies' (registered: bdem, rigid)");
+  EXPECT_EQ(scene_error(text), "s.json: /method: unknown method 'rigid_bodies' (registered: bdem, rigid, ipc)");
   EXPECT_EQ(scene_error(R"({"method": "", "time": {"end": 1}, "output": {"frame_interval": 1}})"),
             "s.json: /method: must name a method");
 }
