@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "percussion/methods/ipc/contact_assembly.hpp"
 #include "percussion/physics/psd_projection.hpp"
 
 namespace percussion::ipc {
@@ -13,14 +14,6 @@ void emit(const Mat<12>& hessian, bool project, double* out) {
   if (project) h = physics::project_to_psd<N>(h);
   Eigen::Map<Eigen::Matrix<double, N, N, Eigen::RowMajor>> target(out);
   target = h;
-}
-
-// dim consecutive dofs per stencil vertex; a negative first dof (not an unknown) gives negative indices, which
-// PETSc skips.
-int block_indices(int count, const PetscInt* dof, int dim, PetscInt* index) {
-  for (int k = 0; k < count; ++k)
-    for (int c = 0; c < dim; ++c) index[k * dim + c] = dof[k] < 0 ? -1 : dof[k] + c;
-  return count * dim;
 }
 
 }  // namespace
@@ -45,23 +38,20 @@ void hessian_block(const Mat<12>& hessian, int size, bool project, double* out) 
 }
 
 PetscErrorCode add_blocks(const std::function<void(const ContactBlock&)>& for_each, int dim, ::Vec vector) {
-  PetscErrorCode status = 0;
-  for_each([&](int count, const std::int64_t*, const PetscInt* dof, const double* values) {
-    PetscInt index[12];
-    const int n = block_indices(count, dof, dim, index);
-    if (status == 0) status = VecSetValues(vector, n, index, values, ADD_VALUES);
-  });
-  return status;
+  MPI_Comm comm = MPI_COMM_NULL;
+  PetscCall(PetscObjectGetComm(reinterpret_cast<PetscObject>(vector), &comm));
+  ContactAssembly(comm, vector, dim).add(for_each, vector);
+  return 0;
 }
 
 PetscErrorCode add_blocks(const std::function<void(const ContactBlock&)>& for_each, int dim, ::Mat matrix) {
-  PetscErrorCode status = 0;
-  for_each([&](int count, const std::int64_t*, const PetscInt* dof, const double* values) {
-    PetscInt index[12];
-    const int n = block_indices(count, dof, dim, index);
-    if (status == 0) status = MatSetValues(matrix, n, index, n, index, values, ADD_VALUES);
-  });
-  return status;
+  MPI_Comm comm = MPI_COMM_NULL;
+  PetscCall(PetscObjectGetComm(reinterpret_cast<PetscObject>(matrix), &comm));
+  ::Vec rows = nullptr;
+  PetscCall(MatCreateVecs(matrix, nullptr, &rows));
+  ContactAssembly(comm, rows, dim).add(for_each, matrix);
+  PetscCall(VecDestroy(&rows));
+  return 0;
 }
 
 double global_energy(MPI_Comm comm, parallel::ExactSum& local, bool infinite) {

@@ -7,8 +7,8 @@
 
 #include "percussion/geometry/distance/edge_edge_mollifier.hpp"
 #include "percussion/methods/ipc/contact_broad_phase.hpp"
+#include "percussion/methods/ipc/contact_exchange.hpp"
 #include "percussion/parallel/exact_sum.hpp"
-#include "percussion/parallel/messages.hpp"
 
 namespace percussion::ipc {
 namespace {
@@ -96,23 +96,9 @@ void ContactSet::build(MPI_Comm comm, const ContactSurface& surface, std::span<c
     if (surface.edge_owned[e]) add_own(kEdge, surface.edge_area[e], {surface.edges[e][0], surface.edges[e][1]});
   for (const auto& t : surface.triangles) add_own(kTriangle, 0.0, {t[0], t[1], t[2]});
 
-  // Rank boxes; primitives go to every rank whose box they come within d̂ of.
-  Box region;
-  for (const Box& b : mine_box) region.extend(b);
-  std::vector<double> boxes(6 * static_cast<std::size_t>(ranks));
-  double local[6] = {region.lower.x(), region.lower.y(), region.lower.z(),
-                     region.upper.x(), region.upper.y(), region.upper.z()};
-  MPI_Allgather(local, 6, MPI_DOUBLE, boxes.data(), 6, MPI_DOUBLE, comm);
-  std::vector<std::vector<PrimitiveRecord>> out(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    const double* b = &boxes[6 * std::size_t(r)];
-    const Box target{{b[0], b[1], b[2]}, {b[3], b[4], b[5]}};
-    if (r == rank || target.empty()) continue;
-    for (std::size_t k = 0; k < mine.size(); ++k)
-      if (mine_box[k].inflated(dhat).overlaps(target)) out[std::size_t(r)].push_back(mine[k]);
-  }
+  // Primitives go to every rank whose region they come within d̂ of.
   std::vector<int> counts;
-  const std::vector<PrimitiveRecord> arrived = parallel::all_to_all(comm, out, counts);
+  const std::vector<PrimitiveRecord> arrived = send_to_overlapping_ranks(comm, mine, mine_box, dhat, counts);
 
   // The contact-vertex table: this rank's surface vertices, then copies (first arrival of each global id).
   std::vector<ContactVertices::Entry> entries;

@@ -23,7 +23,8 @@ int stencil_ids(const ContactVertices& vertices, const ContactPair& pair, std::i
 // The pair's size×size Hessian block (size = stencil vertices × dim), row-major, projected to PSD if asked.
 void hessian_block(const Mat<12>& hessian, int size, bool project, double* out);
 
-// Adds every block that for_each emits into a PETSc vector or matrix (ADD_VALUES; the caller assembles).
+// Collective: adds every block that for_each emits into a PETSc vector or matrix on the rows' owners, in a fixed
+// order (contact_assembly.hpp); the matrix comes back assembled.
 PetscErrorCode add_blocks(const std::function<void(const ContactBlock&)>& for_each, int dim, ::Vec vector);
 PetscErrorCode add_blocks(const std::function<void(const ContactBlock&)>& for_each, int dim, ::Mat matrix);
 

@@ -43,7 +43,7 @@ class ContactSet {
   // This rank's pairs' blocks (gradient: count·dim values; Hessian (count·dim)², projected to PSD if asked).
   void for_each_gradient(double kappa, const ContactBlock& add) const;
   void for_each_hessian(double kappa, bool project, const ContactBlock& add) const;
-  // The same added into PETSc objects on global dof indices (ADD_VALUES; the caller assembles).
+  // The same added into PETSc objects on global dof indices (collective; add_blocks in contact_blocks.hpp).
   PetscErrorCode add_gradient(double kappa, ::Vec gradient) const;
   PetscErrorCode add_hessian(double kappa, bool project, ::Mat hessian) const;
 
