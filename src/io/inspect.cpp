@@ -9,14 +9,10 @@
 
 #include "percussion/core/error.hpp"
 #include "percussion/io/h5file.hpp"
+#include "percussion/io/trajectory.hpp"
 
 namespace percussion::io {
 namespace {
-
-bool is_frame_name(const std::string& name) {
-  return !name.empty() && name.size() <= 9 &&
-         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 std::string join_path(const std::string& parent, const std::string& name) {
   return parent == "/" ? "/" + name : parent + "/" + name;

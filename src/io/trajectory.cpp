@@ -18,16 +18,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool is_frame_name(const std::string& name) {
-  return !name.empty() && name.size() <= 9 &&
-         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 void check_count(const char* what, std::int64_t n) {
   if (n < 0) throw std::invalid_argument(std::string("TrajectoryWriter: negative ") + what + " count");
 }
 
 }  // namespace
+
+bool is_frame_name(const std::string& name) {
+  return !name.empty() && name.size() <= 9 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 std::string TrajectoryWriter::frame_name(int index) {
   char buffer[32];

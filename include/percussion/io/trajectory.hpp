@@ -206,6 +206,9 @@ class TrajectoryWriter {
   std::string last_connectivity_path_;
 };
 
+// Whether a group name under /frames is a frame's (its decimal index).
+bool is_frame_name(const std::string& name);
+
 // Rank 0 alone, while no rank has `path` open: replaces the trajectory with a copy of its first `kept` frames and
 // observable rows (trajectory_repair.cpp; for a file whose tail HDF5 cannot delete in place).
 void rewrite_trajectory_prefix(const std::string& path, std::size_t kept);

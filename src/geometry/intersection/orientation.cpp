@@ -81,8 +81,6 @@ int exact_orient3d(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eig
   return mpz_sgn(z[0]);
 }
 
-int sign_of(double v) { return (v > 0) - (v < 0); }
-
 }  // namespace
 
 int orient2d(const Eigen::Vector2d& a, const Eigen::Vector2d& b, const Eigen::Vector2d& c) {

@@ -5,8 +5,6 @@
 namespace percussion::geometry {
 namespace {
 
-int sign_of(double v) { return (v > 0) - (v < 0); }
-
 // Sign of orient2d(u, v, q + (ε, ε²)) for an infinitesimal ε, with u ≠ v: the exact sign if non-zero, else the
 // sign of the perturbation's leading term (v − u) × (ε, ε²) = −(v₂ − u₂) ε + (v₁ − u₁) ε².
 int perturbed_orient2d(const Eigen::Vector2d& u, const Eigen::Vector2d& v, const Eigen::Vector2d& q) {

@@ -20,7 +20,7 @@ struct VertexRecord {
   double rest[3], x[3], step[3];
 };
 
-enum Kind : std::int32_t { kVertex = 0, kEdge = 1, kTriangle = 2 };
+enum PrimitiveKind : std::int32_t { kVertex = 0, kEdge = 1, kTriangle = 2 };
 
 struct PrimitiveRecord {
   std::int32_t kind, owner;
@@ -79,7 +79,7 @@ void ContactSet::build(MPI_Comm comm, const ContactSurface& surface, std::span<c
   // Own primitives as records: owned vertices, owned edges, triangles.
   std::vector<PrimitiveRecord> mine;
   std::vector<Box> mine_box;
-  auto add_own = [&](Kind kind, double area, std::initializer_list<std::int32_t> v) {
+  auto add_own = [&](PrimitiveKind kind, double area, std::initializer_list<std::int32_t> v) {
     PrimitiveRecord p{kind, rank, area, {}};
     Box box;
     int k = 0;

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "percussion/core/splitmix.hpp"
 #include "percussion/methods/rigid/distributed_impact.hpp"
 #include "percussion/parallel/exact_sum.hpp"
 #include "percussion/parallel/exchange_plan.hpp"
@@ -19,13 +20,6 @@ namespace percussion::rigid {
 namespace {
 
 constexpr int kTag = 7311;
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A contact's Jones–Plassmann priority: a hash of its ends' global ids, ties broken by the ids.
 struct Key {
@@ -174,7 +168,7 @@ BatchOutcome resolve_by_batches(MPI_Comm comm, BallState& local, std::size_t own
     if (b.sa >= 0) k += 1.0 / local.mass[b.sa];
     if (b.sb >= 0) k += 1.0 / local.mass[b.sb];
     b.scale = 1.0 / std::sqrt(k);
-    b.key = {mix(mix(static_cast<std::uint64_t>(c.a)) ^ static_cast<std::uint64_t>(c.b)), c.a, c.b};
+    b.key = {splitmix64(splitmix64(static_cast<std::uint64_t>(c.a)) ^ static_cast<std::uint64_t>(c.b)), c.a, c.b};
     for (const std::int64_t s : {b.sa, b.sb})
       if (s >= 0) wanted[s] = 1;
     mine.push_back(b);

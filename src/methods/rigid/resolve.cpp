@@ -7,6 +7,7 @@
 
 #include <Eigen/Geometry>  // cross()
 
+#include "percussion/core/splitmix.hpp"
 #include "percussion/methods/rigid/box_contacts.hpp"
 #include "percussion/physics/impact/anti_locking.hpp"
 #include "percussion/physics/impact/contact_qp.hpp"
@@ -20,14 +21,6 @@
 namespace percussion::rigid {
 
 namespace {
-
-// splitmix64: decorrelates the per-component seeds of neighbouring body ids.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // One component as an impact problem: its bodies in ascending id, its contacts in contact order.
 class ComponentProblem {
@@ -191,7 +184,7 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
         impact::GaussSeidelOptions o;
         o.resolve = ro;
         o.order = settings.order;
-        o.seed = mix(settings.seed ^ mix(static_cast<std::uint64_t>(p.smallest_body())));
+        o.seed = splitmix64(settings.seed ^ splitmix64(static_cast<std::uint64_t>(p.smallest_body())));
         if (settings.restitution_model == "pairwise") o.restitution = settings.restitution;
         elastic_report = impact::gauss_seidel(s, v, o);
       }

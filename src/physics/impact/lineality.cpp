@@ -16,7 +16,7 @@ namespace percussion::impact {
 
 namespace {
 
-using Mat = Eigen::MatrixXd;
+using DenseMat = Eigen::MatrixXd;
 
 struct ProblemDeleter {
   void operator()(glp_prob* p) const { glp_delete_prob(p); }
@@ -41,15 +41,15 @@ int root(std::vector<int>& parent, int k) {
 // M⁻¹-orthonormalises the columns of E (W = M⁻¹E): E ← E U Λ^{-1/2} over the eigenpairs of EᵀW above the rank
 // threshold, and the same on B (E = N_I B). Run twice: the second pass repairs the round-off the first one
 // magnifies by 1/σ_min. Returns the eigenvectors below the threshold: the null space of E.
-Mat orthonormalise(Mat& e, Mat& w, Mat& b, double rank_tolerance) {
-  const Mat gram = e.transpose() * w;
-  Eigen::SelfAdjointEigenSolver<Mat> eig(0.5 * (gram + gram.transpose()));
+DenseMat orthonormalise(DenseMat& e, DenseMat& w, DenseMat& b, double rank_tolerance) {
+  const DenseMat gram = e.transpose() * w;
+  Eigen::SelfAdjointEigenSolver<DenseMat> eig(0.5 * (gram + gram.transpose()));
   const Eigen::VectorXd& mu = eig.eigenvalues();  // ascending
   const double largest = mu.size() > 0 ? mu(mu.size() - 1) : 0.0;
   int first = 0;
   while (first < mu.size() && !(mu(first) > rank_tolerance * rank_tolerance * largest && mu(first) > 0.0)) ++first;
   const int rank = static_cast<int>(mu.size()) - first;
-  Mat t = eig.eigenvectors().rightCols(rank);
+  DenseMat t = eig.eigenvectors().rightCols(rank);
   for (int k = 0; k < rank; ++k) t.col(k) /= std::sqrt(mu(first + k));
   e = e * t;
   w = w * t;
@@ -205,7 +205,7 @@ LinealityBasis lineality_basis(const ImpactSystem& s, const ImplicitEqualities& 
     int at = 0;
     for (int k : cl.bodies) local[k] = at, at += s.body_dofs(k);
     const int p = static_cast<int>(cl.constraints.size());
-    Mat e = Mat::Zero(cl.dofs, p), w = Mat::Zero(cl.dofs, p);
+    DenseMat e = DenseMat::Zero(cl.dofs, p), w = DenseMat::Zero(cl.dofs, p);
     for (int j = 0; j < p; ++j) {
       const int c = cl.constraints[j];
       for (int end = 0; end < 2; ++end) {
@@ -218,8 +218,8 @@ LinealityBasis lineality_basis(const ImpactSystem& s, const ImplicitEqualities& 
         }
       }
     }
-    Mat b = Mat::Identity(p, p);
-    const Mat null = orthonormalise(e, w, b, rank_tolerance);
+    DenseMat b = DenseMat::Identity(p, p);
+    const DenseMat null = orthonormalise(e, w, b, rank_tolerance);
     orthonormalise(e, w, b, rank_tolerance);
     // The program's λ solves a rounded reading of the data; its projection onto the null space of N_I solves the
     // given one to round-off. Kept only if it stays clearly positive (else I came from the rounding: keep λ).

@@ -7,6 +7,8 @@
 
 namespace percussion::geometry {
 
+inline int sign_of(double v) { return (v > 0) - (v < 0); }
+
 // Sign of (b − a) × (c − a): +1 if a, b, c turn counterclockwise, −1 clockwise, 0 collinear.
 int orient2d(const Eigen::Vector2d& a, const Eigen::Vector2d& b, const Eigen::Vector2d& c);
 

@@ -15,6 +15,16 @@ TangentBasis<D> point_point_tangent_basis(const geometry::Vec<D>& p0, const geom
 template <int D>
 TangentBasis<D> point_edge_tangent_basis(const geometry::Vec<D>& p, const geometry::Vec<D>& e0,
                                          const geometry::Vec<D>& e1);
+template <>
+TangentBasis<2> point_point_tangent_basis<2>(const geometry::Vec<2>& p0, const geometry::Vec<2>& p1);
+template <>
+TangentBasis<3> point_point_tangent_basis<3>(const geometry::Vec<3>& p0, const geometry::Vec<3>& p1);
+template <>
+TangentBasis<2> point_edge_tangent_basis<2>(const geometry::Vec<2>& p, const geometry::Vec<2>& e0,
+                                            const geometry::Vec<2>& e1);
+template <>
+TangentBasis<3> point_edge_tangent_basis<3>(const geometry::Vec<3>& p, const geometry::Vec<3>& e0,
+                                            const geometry::Vec<3>& e1);
 TangentBasis<3> point_triangle_tangent_basis(const geometry::Vec<3>& p, const geometry::Vec<3>& t0,
                                              const geometry::Vec<3>& t1, const geometry::Vec<3>& t2);
 TangentBasis<3> edge_edge_tangent_basis(const geometry::Vec<3>& ea0, const geometry::Vec<3>& ea1,
