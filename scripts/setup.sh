@@ -17,7 +17,7 @@ PERCUSSION_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PERCUSSION_ROOT
 
 PERCUSSION_DEBIAN_PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   petsc-dev libmetis-dev libhdf5-openmpi-dev libeigen3-dev libopenmpi-dev openmpi-bin
   nlohmann-json3-dev libgtest-dev
   libvalijson-dev
@@ -77,7 +77,13 @@ percussion_build() {
   if [[ "$dir" != /* ]]; then
     dir="$PERCUSSION_ROOT/$dir"
   fi
-  cmake -S "$PERCUSSION_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE="$type" "${@:3}"
+  local generator=()
+  # Ninja compiles the tests' objects while the library's last batches build; Make waits for the library to link.
+  # A build directory keeps the generator it was configured with.
+  if [[ ! -f "$dir/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+  fi
+  cmake -S "$PERCUSSION_ROOT" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$type" "${@:3}"
   cmake --build "$dir" -j"$(nproc)"
 }
 

@@ -265,7 +265,7 @@ ElasticSystem::Totals ElasticSystem::element_totals(const std::vector<double>& u
     const ElasticMaterial& m = materials_[cell_material_[c]];
     const auto mass = fem::consistent_mass<D, K>(rest, m.density);
     t.kinetic += 0.5 * (ve.cwiseProduct(ve * mass)).sum();
-    const auto weights = m.density * fem::shape_integrals<D, K>(rest);
+    const fem::ScalarVector<D, K> weights = m.density * fem::shape_integrals<D, K>(rest);
     const Eigen::Matrix<double, D, 1> p = ve * weights;
     for (int i = 0; i < D; ++i) t.momentum[i] += p[i];
     t.gravitational -= g.dot(xe * weights);
