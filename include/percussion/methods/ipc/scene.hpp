@@ -71,7 +71,7 @@ struct ContactSettings {
 
 struct NewtonSettings {
   std::optional<double> tolerance;  // ‖p‖∞/Δt (static: ‖p‖∞), m/s; absent: 1e-5 × the bounding diagonal per s
-  long max_iterations = 100;
+  long max_iterations = 1000;  // impacts between bodies take hundreds while CCD shortens the steps
   std::vector<std::pair<std::string, std::string>> petsc_options;  // "-ipc_..." defaults from the scene
 };
 
