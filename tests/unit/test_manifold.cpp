@@ -19,6 +19,7 @@
 #include "percussion/physics/manifold_bond.hpp"
 #include "percussion/physics/manifold_contact.hpp"
 #include "percussion/physics/manifold_inertia.hpp"
+#include "percussion/physics/psd_projection.hpp"
 #include "percussion/physics/quaternion.hpp"
 
 namespace {
@@ -203,7 +204,7 @@ TEST(ManifoldBond, ProjectedHessianIsPsdAndKeepsThePositiveSpectrum) {
       EXPECT_LE((psd.hessian - psd.hessian.transpose()).lpNorm<Eigen::Infinity>(), 1e-12 * lmax);
       // The translation-reduced 9×9 projection used by bond_reduced equals the plain 12×12 one.
       Hessian12 full = raw.hessian;
-      project_psd<12>(full);
+      full = project_to_psd<12>(full);
       EXPECT_LE((psd.hessian - full).lpNorm<Eigen::Infinity>(), 1e-10 * lmax) << "sample " << k;
       for (int a = 0; a < 12; ++a) {
         const double lambda = es.eigenvalues()[a];
@@ -227,7 +228,7 @@ TEST(ManifoldBond, GenericProjectionClampsAKnownSpectrum) {
     Hessian12 H = Q * lambda.asDiagonal() * Q.transpose();
     H = (0.5 * (H + H.transpose())).eval();
     const Hessian12 expected = Q * lambda.cwiseMax(0.0).asDiagonal() * Q.transpose();
-    project_psd<12>(H);
+    H = project_to_psd<12>(H);
     EXPECT_LE((H - expected).lpNorm<Eigen::Infinity>(), 1e-12 * 12.0);
   }
 }

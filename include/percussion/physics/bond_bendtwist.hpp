@@ -46,43 +46,13 @@ inline Eigen::Vector3d stiffness_times(const Eigen::Vector3d& t, const BondRest&
   return Eigen::Vector3d(b.k_twist * t[0], b.k_bend * t[1], b.k_bend * t[2]);
 }
 
-inline double energy(const BondDofs& x, const BondRest& b) {
-  const Eigen::Vector3d t = local_rotation(x.segment<4>(kRotI), x.segment<4>(kRotJ), b);
-  return 0.5 * t.dot(stiffness_times(t, b));
-}
+double energy(const BondDofs& x, const BondRest& b);
 
 // ∇_{q_i} V = s_b G_l(q_j')ᵀ c,  ∇_{q_j} V = −sign · s_b G_l(q_i)ᵀ c,  c = R0ᵀ K t,  q_j' = sign · q_j.
-inline BondDofs gradient(const BondDofs& x, const BondRest& b) {
-  const Eigen::Vector4d qi = x.segment<4>(kRotI);
-  const double sign = hemisphere_sign(qi, x.segment<4>(kRotJ));
-  const Eigen::Vector4d qj = sign * x.segment<4>(kRotJ);
-  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(qj, qi));
-  const Eigen::Vector3d c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
-  BondDofs g = BondDofs::Zero();
-  g.segment<4>(kRotI) = gl_transpose_times(qj, c);
-  g.segment<4>(kRotJ) = -sign * gl_transpose_times(qi, c);
-  return g;
-}
+BondDofs gradient(const BondDofs& x, const BondRest& b);
 
 // H = Jᵀ K J + Σ_k (K t)_k ∇²t_k. The second term only couples q_i with q_j:
 // ∂²(cᵀ G_l(q_j) q_i)/∂q_i∂q_j = Q_r((c, 0)).
-inline BondHessian hessian(const BondDofs& x, const BondRest& b) {
-  const Eigen::Vector4d qi = x.segment<4>(kRotI);
-  const double sign = hemisphere_sign(qi, x.segment<4>(kRotJ));
-  const Eigen::Vector4d qj = sign * x.segment<4>(kRotJ);
-  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(qj, qi));
-  const Eigen::Vector3d c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
-  const Eigen::Matrix<double, 3, 4> Ji = b.bend_scale * (b.R0 * quat::Gl(qj));
-  const Eigen::Matrix<double, 3, 4> Jj = (-sign * b.bend_scale) * (b.R0 * quat::Gl(qi));
-  const Eigen::Vector3d kdiag(b.k_twist, b.k_bend, b.k_bend);
-  const Eigen::Matrix<double, 3, 4> KJi = kdiag.asDiagonal() * Ji, KJj = kdiag.asDiagonal() * Jj;
-  const Eigen::Matrix4d cross = sign * quat::Qr(Eigen::Vector4d(c[0], c[1], c[2], 0.0));
-  BondHessian h = BondHessian::Zero();
-  h.block<4, 4>(kRotI, kRotI) = Ji.transpose() * KJi;
-  h.block<4, 4>(kRotJ, kRotJ) = Jj.transpose() * KJj;
-  h.block<4, 4>(kRotI, kRotJ) = Ji.transpose() * KJj + cross;
-  h.block<4, 4>(kRotJ, kRotI) = h.block<4, 4>(kRotI, kRotJ).transpose();
-  return h;
-}
+BondHessian hessian(const BondDofs& x, const BondRest& b);
 
 }  // namespace percussion::physics::bendtwist

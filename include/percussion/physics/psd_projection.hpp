@@ -2,7 +2,7 @@
 // Projection of a small symmetric matrix onto the positive semi-definite cone (the nearest PSD matrix in the
 // Frobenius norm, V max(Λ, 0) Vᵀ). Used per element and per contact pair when projected Newton asks for it; the
 // exact Hessians stay unprojected. Only the negative eigenpairs are subtracted, so a PSD input comes back
-// bit-for-bit unchanged. (manifold_bond.hpp's in-place project_psd does the same for the bonded method.)
+// bit-for-bit unchanged. (manifold_bond.hpp's project_psd_bond does the same for a bond block.)
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 

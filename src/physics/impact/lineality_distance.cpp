@@ -12,18 +12,18 @@ namespace percussion::impact {
 
 namespace {
 
-void petsc_check(PetscErrorCode code, const char* what) {
+void tao_check(PetscErrorCode code, const char* what) {
   if (code != 0) throw std::runtime_error(std::string("impact: lineality distance: ") + what + " failed");
 }
 
-struct Context {
+struct DistanceContext {
   const ImpactSystem* system;
   std::vector<double> w, gw;  // M⁻¹Nμ and Gμ = NᵀM⁻¹Nμ
 };
 
 // f = μᵀGμ + (Σμ − 1)², ∇f = 2(Gμ + (Σμ − 1)1).
-PetscErrorCode objective_and_gradient(Tao, Vec x, PetscReal* f, Vec g, void* ctx) {
-  auto* c = static_cast<Context*>(ctx);
+PetscErrorCode distance_objective_and_gradient(Tao, Vec x, PetscReal* f, Vec g, void* ctx) {
+  auto* c = static_cast<DistanceContext*>(ctx);
   const ImpactSystem& s = *c->system;
   const PetscScalar* mu = nullptr;
   PetscScalar* grad = nullptr;
@@ -110,38 +110,39 @@ LinealityDistance lineality_distance(const ImpactSystem& s, const LinealityDista
     out.reason = "no constraints";
     return out;
   }
-  Context ctx{&s, std::vector<double>(s.dofs(), 0.0), {}};
+  DistanceContext ctx{&s, std::vector<double>(s.dofs(), 0.0), {}};
   Objects o;
-  petsc_check(VecCreateSeq(PETSC_COMM_SELF, m, &o.x), "VecCreateSeq");
-  petsc_check(VecDuplicate(o.x, &o.lo), "VecDuplicate");
-  petsc_check(VecDuplicate(o.x, &o.hi), "VecDuplicate");
-  petsc_check(VecSet(o.x, 1.0 / m), "VecSet");
-  petsc_check(VecSet(o.lo, 0.0), "VecSet");
-  petsc_check(VecSet(o.hi, PETSC_INFINITY), "VecSet");
-  petsc_check(TaoCreate(PETSC_COMM_SELF, &o.tao), "TaoCreate");
-  petsc_check(TaoSetType(o.tao, TAOBLMVM), "TaoSetType");
-  petsc_check(TaoSetOptionsPrefix(o.tao, options.prefix.c_str()), "TaoSetOptionsPrefix");
-  petsc_check(TaoSetSolution(o.tao, o.x), "TaoSetSolution");
-  petsc_check(TaoSetObjectiveAndGradient(o.tao, nullptr, objective_and_gradient, &ctx), "TaoSetObjectiveAndGradient");
-  petsc_check(TaoSetVariableBounds(o.tao, o.lo, o.hi), "TaoSetVariableBounds");
-  petsc_check(TaoSetTolerances(o.tao, options.gradient_tolerance, 0.0, 0.0), "TaoSetTolerances");
-  petsc_check(TaoSetMaximumIterations(o.tao, static_cast<PetscInt>(options.max_iterations)), "TaoSetMaximumIterations");
+  tao_check(VecCreateSeq(PETSC_COMM_SELF, m, &o.x), "VecCreateSeq");
+  tao_check(VecDuplicate(o.x, &o.lo), "VecDuplicate");
+  tao_check(VecDuplicate(o.x, &o.hi), "VecDuplicate");
+  tao_check(VecSet(o.x, 1.0 / m), "VecSet");
+  tao_check(VecSet(o.lo, 0.0), "VecSet");
+  tao_check(VecSet(o.hi, PETSC_INFINITY), "VecSet");
+  tao_check(TaoCreate(PETSC_COMM_SELF, &o.tao), "TaoCreate");
+  tao_check(TaoSetType(o.tao, TAOBLMVM), "TaoSetType");
+  tao_check(TaoSetOptionsPrefix(o.tao, options.prefix.c_str()), "TaoSetOptionsPrefix");
+  tao_check(TaoSetSolution(o.tao, o.x), "TaoSetSolution");
+  tao_check(TaoSetObjectiveAndGradient(o.tao, nullptr, distance_objective_and_gradient, &ctx),
+            "TaoSetObjectiveAndGradient");
+  tao_check(TaoSetVariableBounds(o.tao, o.lo, o.hi), "TaoSetVariableBounds");
+  tao_check(TaoSetTolerances(o.tao, options.gradient_tolerance, 0.0, 0.0), "TaoSetTolerances");
+  tao_check(TaoSetMaximumIterations(o.tao, static_cast<PetscInt>(options.max_iterations)), "TaoSetMaximumIterations");
   GapTest gap{&s, options.relative_gap, {}, std::vector<double>(s.dofs(), 0.0)};
-  petsc_check(TaoSetConvergenceTest(o.tao, gap_test, &gap), "TaoSetConvergenceTest");
-  petsc_check(TaoSetFromOptions(o.tao), "TaoSetFromOptions");
-  petsc_check(TaoSolve(o.tao), "TaoSolve");
+  tao_check(TaoSetConvergenceTest(o.tao, gap_test, &gap), "TaoSetConvergenceTest");
+  tao_check(TaoSetFromOptions(o.tao), "TaoSetFromOptions");
+  tao_check(TaoSolve(o.tao), "TaoSolve");
   TaoConvergedReason why;
   PetscInt its = 0;
-  petsc_check(TaoGetConvergedReason(o.tao, &why), "TaoGetConvergedReason");
-  petsc_check(TaoGetIterationNumber(o.tao, &its), "TaoGetIterationNumber");
+  tao_check(TaoGetConvergedReason(o.tao, &why), "TaoGetConvergedReason");
+  tao_check(TaoGetIterationNumber(o.tao, &its), "TaoGetIterationNumber");
   out.converged = why > 0;
   out.reason = TaoConvergedReasons[why];
   out.iterations = its;
 
   const PetscScalar* mu = nullptr;
-  petsc_check(VecGetArrayRead(o.x, &mu), "VecGetArrayRead");
+  tao_check(VecGetArrayRead(o.x, &mu), "VecGetArrayRead");
   bounds(s, mu, out.weights, gap.w, out.delta, out.lower_bound);
-  petsc_check(VecRestoreArrayRead(o.x, &mu), "VecRestoreArrayRead");
+  tao_check(VecRestoreArrayRead(o.x, &mu), "VecRestoreArrayRead");
   return out;
 }
 
