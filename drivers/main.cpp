@@ -31,11 +31,15 @@ int check(const std::string& path) {
 int compare(const cli::CompareArgs& c) {
   if (!log::is_root()) return kExitDone;
   const io::CompareResult r = io::compare_last_frames(c.a, c.b);
-  std::cout << "steps " << r.step_a << " vs " << r.step_b << "\n"
-            << "max relative position difference   " << r.max_rel_position << "\n"
-            << "max relative velocity difference   " << r.max_rel_velocity << "\n"
-            << "max relative quaternion difference " << r.max_rel_quaternion << "\n"
-            << "intact bonds " << r.bonds_a << " vs " << r.bonds_b << ", in only one: " << r.bonds_only_in_one << "\n";
+  std::cout << "steps " << r.step_a << " vs " << r.step_b << "\n";
+  for (const io::KindDifference& k : r.kinds) {
+    std::cout << k.kind << " (" << k.rows << "): max relative position difference " << k.position
+              << ", velocity " << k.velocity;
+    if (k.quaternion >= 0) std::cout << ", quaternion " << k.quaternion;
+    std::cout << "\n";
+  }
+  if (r.bonds_a > 0 || r.bonds_b > 0)
+    std::cout << "intact bonds " << r.bonds_a << " vs " << r.bonds_b << ", in only one: " << r.bonds_only_in_one << "\n";
   const bool same = r.step_a == r.step_b && r.max_rel_position <= c.rtol && r.max_rel_velocity <= c.rtol &&
                     r.max_rel_quaternion <= c.rtol && r.bonds_only_in_one == 0;
   std::cout << (same ? "equal" : "different") << " (rtol " << c.rtol << ")\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -182,9 +183,15 @@ void print_trajectory_summary(hid_t file, std::ostream& out) {
     out << "  intact bonds in the last frame: " << shape(file, last_frame + "/bonds").at(0) << "\n";
 }
 
+// One kind's rows of the last frame: `group` is "" for particles (stored in the frame itself), else its subgroup.
+struct KindRows {
+  std::string kind, group;
+  std::vector<double> position, velocity, quaternion;
+};
+
 struct LastFrame {
   long step = 0;
-  std::vector<double> position, velocity, quaternion;
+  std::vector<KindRows> kinds;
   std::vector<std::int64_t> bonds;
 };
 
@@ -204,10 +211,16 @@ LastFrame read_last_frame(const std::string& path) {
   H5Group group = H5Group::open(file.id(), "frames/" + frames.back());
   LastFrame f;
   f.step = static_cast<long>(read_attribute_int(group.id(), "step"));
-  f.position = read_width(group.id(), "position", 3, path);
-  f.velocity = read_width(group.id(), "velocity", 3, path);
-  f.quaternion = read_width(group.id(), "quaternion", 4, path);
-  f.bonds = read_all_int(group.id(), "bonds");
+  for (const auto& [kind, sub, rotates] : {std::tuple{"particles", "", true}, std::tuple{"mesh", "mesh/", false},
+                                           std::tuple{"bodies", "bodies/", true}}) {
+    if (!exists(group.id(), std::string(sub) + "position")) continue;
+    KindRows k{kind, sub, read_width(group.id(), std::string(sub) + "position", 3, path),
+               read_width(group.id(), std::string(sub) + "velocity", 3, path), {}};
+    if (rotates) k.quaternion = read_width(group.id(), std::string(sub) + "quaternion", 4, path);
+    f.kinds.push_back(std::move(k));
+  }
+  if (f.kinds.empty()) throw InputError(path + ": the last frame holds no particles, mesh or bodies");
+  if (exists(group.id(), "bonds")) f.bonds = read_all_int(group.id(), "bonds");
   return f;
 }
 
@@ -261,16 +274,28 @@ void print_info(const std::string& path, std::ostream& out) {
 CompareResult compare_last_frames(const std::string& a, const std::string& b) {
   const LastFrame fa = read_last_frame(a);
   const LastFrame fb = read_last_frame(b);
-  if (fa.position.size() != fb.position.size() || fa.velocity.size() != fb.velocity.size() ||
-      fa.quaternion.size() != fb.quaternion.size())
-    throw InputError(a + " and " + b + ": different particle counts (" + std::to_string(fa.position.size() / 3) +
-                     " vs " + std::to_string(fb.position.size() / 3) + ")");
   CompareResult r;
   r.step_a = fa.step;
   r.step_b = fb.step;
-  r.max_rel_position = max_relative(fa.position, fb.position, 3, false);
-  r.max_rel_velocity = max_relative(fa.velocity, fb.velocity, 3, false);
-  r.max_rel_quaternion = max_relative(fa.quaternion, fb.quaternion, 4, true);
+  auto describe = [](const LastFrame& f) {
+    std::string s;
+    for (const KindRows& k : f.kinds) s += (s.empty() ? "" : ", ") + std::to_string(k.position.size() / 3) + " " + k.kind;
+    return s;
+  };
+  bool same_shape = fa.kinds.size() == fb.kinds.size();
+  for (std::size_t i = 0; same_shape && i < fa.kinds.size(); ++i)
+    same_shape = fa.kinds[i].kind == fb.kinds[i].kind && fa.kinds[i].position.size() == fb.kinds[i].position.size();
+  if (!same_shape) throw InputError(a + " and " + b + ": different contents (" + describe(fa) + " vs " + describe(fb) + ")");
+  for (std::size_t i = 0; i < fa.kinds.size(); ++i) {
+    const KindRows &ka = fa.kinds[i], &kb = fb.kinds[i];
+    KindDifference d{ka.kind, static_cast<std::int64_t>(ka.position.size() / 3),
+                     max_relative(ka.position, kb.position, 3, false), max_relative(ka.velocity, kb.velocity, 3, false)};
+    if (!ka.quaternion.empty()) d.quaternion = max_relative(ka.quaternion, kb.quaternion, 4, true);
+    r.max_rel_position = std::max(r.max_rel_position, d.position);
+    r.max_rel_velocity = std::max(r.max_rel_velocity, d.velocity);
+    r.max_rel_quaternion = std::max(r.max_rel_quaternion, d.quaternion);
+    r.kinds.push_back(d);
+  }
   const auto set_a = bond_set(fa.bonds);
   const auto set_b = bond_set(fb.bonds);
   r.bonds_a = static_cast<std::int64_t>(set_a.size());

@@ -121,12 +121,19 @@ sa, xa, va = last("split2")
 sb, xb, vb = last("split3")
 assert s0 == sa == sb == 80
 assert np.array_equal(x0, xa) and np.array_equal(v0, va), "restart on 2 ranks is not bit-identical"
+c0, ca = (json.load(open(f"{d}/{run}/summary.json"))["counters"] for run in ("collide2", "split2"))
+assert all(c0[k] == ca[k] for k in ("newton_iterations", "linear_solver_fallbacks")), (c0, ca)
 assert np.abs(xb - x0).max() < 5e-8 * np.abs(x0).max()
 for run in ("collide1", "collide2", "collide3", "split2", "split3"):
     s = json.load(open(f"{d}/{run}/summary.json"))
     assert s["intersections"] == 0 and s["inverted_elements"] == 0 and s["min_distance"] > 0, (run, s)
 print("collision: 1, 2, 3 ranks agree to the Newton tolerance; restart bit-identical on 2 ranks")
 PYEOF
+# `percussion compare` reads mesh frames the same way: equal, equal within a tolerance, different.
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/collide2/trajectory.h5" "$SCRATCH/split2/trajectory.h5" --rtol 0
+expect_output "mesh ("
+expect_exit 0 "$PERCUSSION" compare "$SCRATCH/collide1/trajectory.h5" "$SCRATCH/collide3/trajectory.h5" --rtol 5e-7
+expect_exit 1 "$PERCUSSION" compare "$SCRATCH/collide1/trajectory.h5" "$SCRATCH/collide3/trajectory.h5" --rtol 0
 
 # Refused at t = 0: overlapping disks, a disk through the ground, a disk inside another.
 overlap() {

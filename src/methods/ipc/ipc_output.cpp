@@ -121,6 +121,7 @@ void IpcMethod::write_checkpoint(const std::string& path) {
   io::write_attribute(root, "edges", m.global_edge_count);
   io::write_attribute(root, "newton_iterations", newton_iterations_);
   io::write_attribute(root, "krylov_iterations", krylov_iterations_);
+  io::write_attribute(root, "linear_solver_fallbacks", std::int64_t{minimisation_->solver_fallbacks()});
   io::write_attribute(root, "inverted_elements", inverted_max_);
   io::write_attribute(root, "barrier_stiffness", minimisation_->contact().kappa());
   io::write_attribute(root, "min_distance", min_distance_);
@@ -194,6 +195,11 @@ void IpcMethod::read_checkpoint(const std::string& path) {
   time_ = io::read_attribute_double(root, "time");
   newton_iterations_ = io::read_attribute_int(root, "newton_iterations");
   krylov_iterations_ = io::read_attribute_int(root, "krylov_iterations");
+  if (io::has_attribute(root, "linear_solver_fallbacks")) {  // absent from the first checkpoints of this format
+    const std::int64_t fallbacks = io::read_attribute_int(root, "linear_solver_fallbacks");
+    if (fallbacks < 0) refuse("/@linear_solver_fallbacks: negative");
+    minimisation_->set_solver_fallbacks(static_cast<long>(fallbacks));
+  }
   inverted_max_ = io::read_attribute_int(root, "inverted_elements");
   // κ as the run computed it at its first step: a restart continues the same potential.
   const double kappa = io::read_attribute_double(root, "barrier_stiffness");

@@ -38,6 +38,7 @@ class StepMinimisation : public solvers::NewtonProblem {
   const ContactPotential& contact() const { return *contact_; }
   long krylov_iterations() const { return krylov_; }
   long solver_fallbacks() const { return fallbacks_; }  // steps that switched to the fallback KSP
+  void set_solver_fallbacks(long n) { fallbacks_ = n; }  // a restart continues the count
   const PotentialParts& parts() const { return parts_; }  // at the last evaluate()
 
   Evaluation evaluate(int iteration) override;
