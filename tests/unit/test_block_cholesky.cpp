@@ -11,6 +11,8 @@
 
 #include "percussion/solvers/block_cholesky.hpp"
 
+namespace test_block_cholesky {
+
 using percussion::solvers::cholesky_inverse;
 using percussion::solvers::inverse_cholesky_factor;
 using Block = Eigen::Matrix<double, 6, 6, Eigen::RowMajor>;
@@ -75,3 +77,5 @@ TEST(BlockCholesky, RefusesIndefiniteAndNanBlocksAndLeavesThemUntouched) {
   Block c = Block::Zero();  // singular: the first pivot is zero
   EXPECT_FALSE(cholesky_inverse<6>(c.data(), out.data()));
 }
+
+}  // namespace test_block_cholesky

@@ -20,6 +20,8 @@
 #include "percussion/physics/bond_stretch.hpp"
 #include "percussion/physics/quaternion.hpp"
 
+namespace test_bond_potentials {
+
 namespace {
 
 using percussion::test::material;
@@ -401,3 +403,5 @@ TEST(BondForces, LinearAndAngularMomentumBalance) {
 }
 
 }  // namespace
+
+}  // namespace test_bond_potentials

@@ -7,6 +7,8 @@
 
 #include "percussion/geometry/box.hpp"
 
+namespace test_box_contacts {
+
 using namespace percussion::geometry;
 using Vec = Eigen::Vector3d;
 
@@ -152,3 +154,5 @@ TEST(BoxContacts, InertiaOfAUniformBox) {
   EXPECT_NEAR(i[1], 3.0 * (4 + 36) / 12, 1e-14);
   EXPECT_NEAR(i[2], 3.0 * (4 + 16) / 12, 1e-14);
 }
+
+}  // namespace test_box_contacts

@@ -9,6 +9,8 @@
 
 #include "../support/ccd_query_sets.hpp"
 
+namespace test_ccd_constructed {
+
 using namespace percussion;
 using namespace percussion::testing;
 using Eigen::Vector2d;
@@ -114,3 +116,5 @@ TEST(CcdConstructed, ConservativeFallbacks) {
   EXPECT_FALSE(r.hit);
   EXPECT_EQ(r.boxes, 1);
 }
+
+}  // namespace test_ccd_constructed

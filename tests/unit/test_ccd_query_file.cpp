@@ -12,6 +12,8 @@
 #include "percussion/core/error.hpp"
 #include "percussion/geometry/ccd/query_file.hpp"
 
+namespace test_ccd_query_file {
+
 using namespace percussion;
 using geometry::nearest_double;
 
@@ -96,3 +98,5 @@ TEST(CcdQueryFile, RejectsMalformedFiles) {
   for (const char* name : {"columns", "zero", "count", "text", "truth", "label"})
     std::filesystem::remove(std::filesystem::temp_directory_path() / (std::string("percussion_ccd_") + name + ".csv"));
 }
+
+}  // namespace test_ccd_query_file

@@ -3,6 +3,8 @@
 
 #include "../support/ccd_query_sets.hpp"
 
+namespace test_ccd_random {
+
 using namespace percussion::testing;
 
 namespace {
@@ -37,3 +39,5 @@ TEST(CcdRandom, EdgeEdge) { expect_exact_agreement(CcdKind::EdgeEdge, 2.0, 22); 
 TEST(CcdRandom, PointEdge) { expect_exact_agreement(CcdKind::PointEdge2D, 2.0, 23); }
 TEST(CcdRandom, VertexFaceSmallMotion) { expect_exact_agreement(CcdKind::VertexFace, 0.5, 24); }
 TEST(CcdRandom, EdgeEdgeSmallMotion) { expect_exact_agreement(CcdKind::EdgeEdge, 0.5, 25); }
+
+}  // namespace test_ccd_random

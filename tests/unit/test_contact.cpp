@@ -8,6 +8,8 @@
 #include "percussion/geometry/obstacle.hpp"
 #include "percussion/physics/contact.hpp"
 
+namespace test_contact {
+
 using namespace percussion;
 using physics::ContactForce;
 using physics::ContactLaw;
@@ -357,3 +359,5 @@ TEST(Obstacle, PlanesOfPlaneAndBox) {
     EXPECT_FALSE(sphere_plane(kZero, kZero, kZero, r, 1.0, x, n, law).active);
   });
 }
+
+}  // namespace test_contact

@@ -8,6 +8,8 @@
 
 #include "percussion/physics/contact_line.hpp"
 
+namespace test_contact_line {
+
 using percussion::physics::contact_line_minimiser;
 using percussion::physics::LineContact;
 
@@ -99,3 +101,5 @@ TEST(ContactLine, StopsAPairThatClosesWithinTheStep) {
   EXPECT_GT(alpha, 0.5);
   EXPECT_NEAR(alpha, exact, 1e-8);
 }
+
+}  // namespace test_contact_line

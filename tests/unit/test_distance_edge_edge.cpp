@@ -9,6 +9,8 @@
 #include "../support/finite_difference.hpp"
 #include "percussion/geometry/distance/edge_edge.hpp"
 
+namespace test_distance_edge_edge {
+
 using namespace percussion::geometry;
 namespace {
 
@@ -128,3 +130,5 @@ TEST(DistanceEdgeEdge, ZeroLengthEdges) {
   EXPECT_NEAR(classified(p, p, a0, a1), 2.0, 1e-15);
   EXPECT_NEAR(classified(p, p, q, q), (p - q).squaredNorm(), 1e-15);
 }
+
+}  // namespace test_distance_edge_edge

@@ -7,6 +7,8 @@
 #include "../support/finite_difference.hpp"
 #include "percussion/geometry/distance/edge_edge_mollifier.hpp"
 
+namespace test_distance_mollifier {
+
 using namespace percussion::geometry;
 using percussion::test::expect_derivatives;
 
@@ -71,3 +73,5 @@ TEST(DistanceMollifier, MollifierDerivativesMatchFiniteDifferences) {
   EXPECT_DOUBLE_EQ(f(y), 1.0);
   EXPECT_EQ(g(y).norm(), 0.0);
 }
+
+}  // namespace test_distance_mollifier

@@ -7,6 +7,8 @@
 #include "../support/finite_difference.hpp"
 #include "percussion/geometry/distance/point_edge.hpp"
 
+namespace test_distance_point_edge {
+
 using namespace percussion::geometry;
 using percussion::test::relative_error;
 
@@ -89,3 +91,5 @@ TEST(DistancePointEdge, DegenerateEdgeIsAPoint) {
   EXPECT_EQ(point_edge_case<2>(p, e, e), PointEdgeCase::P_E0);
   EXPECT_DOUBLE_EQ(point_edge_distance<2>(p, e, e), (p - e).squaredNorm());
 }
+
+}  // namespace test_distance_point_edge

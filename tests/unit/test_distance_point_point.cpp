@@ -4,6 +4,8 @@
 #include "../support/finite_difference.hpp"
 #include "percussion/geometry/distance/point_point.hpp"
 
+namespace test_distance_point_point {
+
 using namespace percussion::geometry;
 
 namespace {
@@ -35,3 +37,5 @@ TEST(DistancePointPoint, DerivativesMatchFiniteDifferences) {
   check_random<2>(20);
   check_random<3>(20);
 }
+
+}  // namespace test_distance_point_point

@@ -8,6 +8,8 @@
 #include "../support/finite_difference.hpp"
 #include "percussion/geometry/distance/point_triangle.hpp"
 
+namespace test_distance_point_triangle {
+
 using namespace percussion::geometry;
 using percussion::test::relative_error;
 
@@ -121,3 +123,5 @@ TEST(DistancePointTriangle, DegenerateTriangleUsesNearestEdge) {
   const Vec<3> q(-1, 0, 1);  // beyond t0
   EXPECT_EQ(point_triangle_case(q, t0, t1, t2), PointTriangleCase::P_T0);
 }
+
+}  // namespace test_distance_point_triangle

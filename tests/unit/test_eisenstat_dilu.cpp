@@ -18,6 +18,8 @@
 #include "percussion/solvers/eisenstat_dilu.hpp"
 #include "../support/block_matrix_support.hpp"
 
+namespace test_eisenstat_dilu {
+
 using percussion::solvers::EisenstatDilu;
 using Block = percussion::test::Block6;
 using percussion::test::coupled;
@@ -401,3 +403,5 @@ TEST(EisenstatDilu, RejectsAMatrixThatIsNotSbaijOfBlockSizeSix) {
   EXPECT_THROW(d.factor(A), std::exception);
   MatDestroy(&A);
 }
+
+}  // namespace test_eisenstat_dilu

@@ -9,6 +9,8 @@
 
 #include "percussion/parallel/exact_sum.hpp"
 
+namespace test_exact_sum {
+
 using percussion::parallel::ExactSum;
 
 TEST(ExactSum, OrderAndSplitDoNotMatter) {
@@ -49,3 +51,5 @@ TEST(ExactSum, CancellationAndExtremes) {
   u.add(0.5);
   EXPECT_EQ(u.value(), 1.7e308);
 }
+
+}  // namespace test_exact_sum

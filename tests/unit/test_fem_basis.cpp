@@ -10,6 +10,8 @@
 #include "percussion/physics/fem/mass.hpp"
 #include "percussion/physics/fem/traction.hpp"
 
+namespace test_fem_basis {
+
 namespace fem = percussion::fem;
 using namespace percussion::fem::test;  // random elements, finite differences
 
@@ -162,3 +164,5 @@ TEST(FemBasis, MassMatrixSumsToElementMassAndLoadsBalance) {
 TEST(FemBasis, TractionLoadOnEdgesAndTriangles) {
   for_each_element([&](auto d, auto k) { check_traction<d, k>(); });
 }
+
+}  // namespace test_fem_basis

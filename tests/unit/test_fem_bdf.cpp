@@ -8,6 +8,8 @@
 
 #include "percussion/physics/fem/bdf.hpp"
 
+namespace test_fem_bdf {
+
 namespace fem = percussion::fem;
 
 TEST(FemBdf, CoefficientsAreConsistentAndExactForPolynomials) {
@@ -92,3 +94,5 @@ TEST(FemBdf, HistoriesShorterThanTheOrderAreRefused) {
   EXPECT_THROW(fem::bdf_predictor(fem::bdf(2), 0.1, one, one), std::invalid_argument);
   EXPECT_THROW(fem::bdf_velocity(fem::bdf(2), 0.1, one[0], one), std::invalid_argument);
 }
+
+}  // namespace test_fem_bdf

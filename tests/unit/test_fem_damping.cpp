@@ -9,6 +9,8 @@
 #include "../support/fem_test_support.hpp"
 #include "percussion/physics/fem/viscous_damping.hpp"
 
+namespace test_fem_damping {
+
 namespace fem = percussion::fem;
 using namespace percussion::fem::test;  // random elements, finite differences
 
@@ -97,3 +99,5 @@ TEST(FemDamping, RigidMotionBetweenStepsDissipatesNothing) {
   EXPECT_GT(psi, 0.0);
   EXPECT_NEAR(fem::damping_energy(*e, v, u_prev, half), 2.0 * psi, 1e-12 * psi);
 }
+
+}  // namespace test_fem_damping

@@ -13,6 +13,8 @@
 #include "percussion/physics/fem/linear_elastic.hpp"
 #include "percussion/physics/fem/neo_hookean.hpp"
 
+namespace test_fem_elasticity {
+
 namespace fem = percussion::fem;
 using namespace percussion::fem::test;  // random elements, finite differences
 
@@ -183,3 +185,5 @@ TEST(FemElasticity, InversionGivesInfiniteEnergy) {
   EXPECT_NEAR(fem::min_jacobian(*e2, v), -1.0, 1e-14);
   EXPECT_EQ(fem::elastic_energy(*e2, v, nh), std::numeric_limits<double>::infinity());
 }
+
+}  // namespace test_fem_elasticity

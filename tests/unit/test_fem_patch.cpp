@@ -16,6 +16,8 @@
 #include "percussion/physics/fem/linear_elastic.hpp"
 #include "percussion/physics/fem/neo_hookean.hpp"
 
+namespace test_fem_patch {
+
 namespace fem = percussion::fem;
 
 namespace {
@@ -230,3 +232,5 @@ TEST(FemPatch, CubeOfTetrahedraReproducesAnAffineField) {
   check_patch<3, 1>(p1);
   check_patch<3, 2>(elevate<3>(p1));
 }
+
+}  // namespace test_fem_patch

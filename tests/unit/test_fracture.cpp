@@ -12,6 +12,8 @@
 #include "percussion/physics/critical_step.hpp"
 #include "percussion/physics/quaternion.hpp"
 
+namespace test_fracture {
+
 namespace {
 
 using namespace percussion;
@@ -150,3 +152,5 @@ TEST(Fracture, CriticalTimeStepMatchesLatticeEigenvalueFormula) {
 }
 
 }  // namespace
+
+}  // namespace test_fracture

@@ -14,6 +14,8 @@
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 
+namespace test_friction {
+
 using namespace percussion;
 
 namespace {
@@ -99,3 +101,5 @@ TEST(Friction, SlidingSphereRollsOnAtFiveSevenths) {
     EXPECT_NEAR(late.v.y(), 0.0, 1e-9) << run;
   }
 }
+
+}  // namespace test_friction

@@ -13,6 +13,8 @@
 #include "percussion/geometry/cell_list.hpp"
 #include "percussion/geometry/hcp.hpp"
 
+namespace test_hcp {
+
 using namespace percussion;
 using geometry::hcp_fill;
 using geometry::touching_pairs;
@@ -248,3 +250,5 @@ TEST(Bonding, TouchingPairsMatchBruteForceWithMixedRadii) {
   EXPECT_EQ(touching_pairs(p, r, tol), brute);  // brute force is generated sorted by (i, j)
   EXPECT_THROW(touching_pairs(p, std::span<const double>(r).first(3), tol), std::invalid_argument);
 }
+
+}  // namespace test_hcp

@@ -10,6 +10,8 @@
 #include "../support/impact_cases.hpp"
 #include "percussion/physics/impact/gauss_seidel.hpp"
 
+namespace test_impact_gauss_seidel {
+
 using namespace percussion::impact;
 using namespace percussion::impact::testing;
 
@@ -241,3 +243,5 @@ TEST(ImpactGaussSeidel, InexactOnRandomPackingsWithMassRatios) {
     for (int i = 0; i < 2; ++i) EXPECT_NEAR(p1[i], p0[i], 1e-12 * std::sqrt(s.energy_norm_squared(v0.data())) * 1e3);
   }
 }
+
+}  // namespace test_impact_gauss_seidel

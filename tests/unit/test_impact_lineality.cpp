@@ -13,6 +13,8 @@
 #include "percussion/physics/impact/lineality.hpp"
 #include "percussion/physics/impact/lineality_distance.hpp"
 
+namespace test_impact_lineality {
+
 using namespace percussion::impact;
 using namespace percussion::impact::testing;
 
@@ -421,3 +423,5 @@ TEST(ImpactLineality, RigidBodyWithAFullInertiaBlock) {
   EXPECT_NEAR(s.slope(0, v.data()), 0.0, 1e-14);
   expect_impulses_explain(s, v0, v, r.impulses);
 }
+
+}  // namespace test_impact_lineality

@@ -10,6 +10,8 @@
 
 #include "percussion/physics/impact/qp_active_set.hpp"
 
+namespace test_impact_qp_active_set {
+
 using namespace percussion::impact;
 
 namespace {
@@ -122,3 +124,5 @@ TEST(QpActiveSet, BoxBoundsAndAWarmStartKeepFeasibilityAndDescend) {
     EXPECT_LE(projected_residual(x, q.g(x), lower, upper), 1e-13);
   }
 }
+
+}  // namespace test_impact_qp_active_set

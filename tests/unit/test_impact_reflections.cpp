@@ -13,6 +13,8 @@
 #include "percussion/physics/impact/gauss_seidel.hpp"
 #include "percussion/physics/impact/generalized_reflections.hpp"
 
+namespace test_impact_reflections {
+
 using namespace percussion::impact;
 using namespace percussion::impact::testing;
 
@@ -234,3 +236,5 @@ TEST(ImpactReflections, DiagnosticCapIsNeverSilent) {
   EXPECT_NEAR(std::abs(v[0]), 0.3, 1e-12);  // a 2-cycle ±0.3: the energy is kept, nothing is silently damped
   EXPECT_NEAR(v[1], 1.0, 1e-12);
 }
+
+}  // namespace test_impact_reflections

@@ -14,6 +14,8 @@
 #include "percussion/physics/impact/generalized_reflections.hpp"
 #include "percussion/physics/impact/restitution.hpp"
 
+namespace test_impact_restitution {
+
 using namespace percussion::impact;
 using namespace percussion::impact::testing;
 
@@ -359,3 +361,5 @@ TEST(ImpactQp, SolutionMeetsTheKktConditionsExactlyInSign) {
     EXPECT_LT(energy(s, w), energy(s, pack.v0));
   }
 }
+
+}  // namespace test_impact_restitution

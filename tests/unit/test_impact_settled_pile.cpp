@@ -19,6 +19,8 @@
 #include "percussion/physics/impact/gauss_seidel.hpp"
 #include "percussion/physics/impact/restitution.hpp"
 
+namespace test_impact_settled_pile {
+
 using namespace percussion::impact;
 
 namespace {
@@ -153,3 +155,5 @@ TEST_P(ImpactSettledPileRestitution, EnergeticRestitutionBlendsFeasibleEnds) {
 INSTANTIATE_TEST_SUITE_P(Components, ImpactSettledPile, ::testing::Values(kPile09, kPile07, kPile03), case_name);
 // The blend on the smallest and on the one whose QP the finish from TAO's iterate completes (the other QP is the same).
 INSTANTIATE_TEST_SUITE_P(Components, ImpactSettledPileRestitution, ::testing::Values(kPile09, kPile03), case_name);
+
+}  // namespace test_impact_settled_pile

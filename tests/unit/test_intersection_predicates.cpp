@@ -13,6 +13,8 @@
 #include "percussion/geometry/intersection/ray_parity.hpp"
 #include "percussion/geometry/intersection/segment_segment.hpp"
 
+namespace test_intersection_predicates {
+
 namespace {
 
 using namespace percussion::geometry;
@@ -225,3 +227,5 @@ TEST(RayParity, OctahedronWithEdgesAndVerticesOnTheRays) {
 }
 
 }  // namespace
+
+}  // namespace test_intersection_predicates

@@ -10,7 +10,10 @@
 #include "percussion/physics/ipc/barrier_potential.hpp"
 #include "percussion/physics/ipc/barrier_stiffness.hpp"
 
+namespace test_ipc_barrier {
+
 using namespace percussion::ipc;
+using percussion::ipc::Vec;  // not PETSc's Vec, which another file of a unity batch may bring in
 using percussion::geometry::edge_edge_mollifier_threshold;
 using percussion::test::expect_derivatives;
 using percussion::test::point;
@@ -142,3 +145,5 @@ TEST(IpcBarrier, InitialBarrierStiffness) {
   EXPECT_DOUBLE_EQ(initial_barrier_stiffness(gB, Eigen::VectorXd(gB), kmin).kappa, kmin);
   EXPECT_DOUBLE_EQ(initial_barrier_stiffness(Eigen::VectorXd::Zero(3), gE, kmin).kappa, kmin);
 }
+
+}  // namespace test_ipc_barrier

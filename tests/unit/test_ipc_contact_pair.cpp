@@ -9,6 +9,8 @@
 #include "percussion/geometry/distance/point_point.hpp"
 #include "percussion/physics/ipc/contact_pair.hpp"
 
+namespace test_ipc_contact_pair {
+
 namespace {
 
 using namespace percussion::ipc;
@@ -88,3 +90,5 @@ TEST(IpcContactPair, AFanVertexContactCountsOncePerPairWithItsWeight) {
 }
 
 }  // namespace
+
+}  // namespace test_ipc_contact_pair

@@ -12,7 +12,10 @@
 #include "percussion/physics/ipc/barrier.hpp"
 #include "percussion/physics/ipc/friction_pair.hpp"
 
+namespace test_ipc_friction {
+
 using namespace percussion::ipc;
+using percussion::ipc::Vec;  // not PETSc's Vec, which another file of a unity batch may bring in
 using percussion::test::expect_derivatives;
 using percussion::test::point;
 
@@ -163,3 +166,5 @@ TEST(IpcFriction, LaggedNormalForce) {
   }
   EXPECT_EQ(lagged_normal_force(0.02, dhat2, w), 0.0);  // beyond d̂
 }
+
+}  // namespace test_ipc_friction

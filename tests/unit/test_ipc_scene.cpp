@@ -10,8 +10,11 @@
 #include "percussion/core/scene.hpp"
 #include "percussion/methods/ipc/scene.hpp"
 
-namespace percussion {
+namespace test_ipc_scene {
+
 namespace {
+
+using namespace ::percussion;
 
 using nlohmann::json;
 
@@ -132,4 +135,5 @@ TEST(IpcScene, ShippedScenesParse) {
 }
 
 }  // namespace
-}  // namespace percussion
+
+}  // namespace test_ipc_scene

@@ -9,6 +9,8 @@
 
 #include "percussion/solvers/line_search.hpp"
 
+namespace test_line_search {
+
 using percussion::solvers::BacktrackingLineSearch;
 
 namespace {
@@ -87,3 +89,5 @@ TEST(LineSearch, AnAscentIsRefusedAfterTheGivenTrials) {
   EXPECT_EQ(line.tried.back(), 1.0 / 16);
   EXPECT_EQ(r.alpha, 1.0 / 32);  // halved once more after the last trial, as the loop leaves it
 }
+
+}  // namespace test_line_search

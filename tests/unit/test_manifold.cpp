@@ -22,6 +22,8 @@
 #include "percussion/physics/psd_projection.hpp"
 #include "percussion/physics/quaternion.hpp"
 
+namespace test_manifold {
+
 namespace {
 
 using percussion::test::material;
@@ -488,3 +490,5 @@ TEST(ManifoldInertia, HessianDiagonalMatchesTaylorExpansionAndIsClamped) {
 }
 
 }  // namespace
+
+}  // namespace test_manifold

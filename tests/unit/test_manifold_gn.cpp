@@ -17,6 +17,8 @@
 #include "percussion/physics/quaternion.hpp"
 #include "percussion/physics/rigid_modes.hpp"
 
+namespace test_manifold_gn {
+
 namespace {
 
 using percussion::test::material;
@@ -286,3 +288,5 @@ TEST(GaussNewtonBond, ScaledBlocksAreTheScaledDenseHessian) {
 }
 
 }  // namespace
+
+}  // namespace test_manifold_gn

@@ -17,6 +17,8 @@
 #include "percussion/physics/manifold_inertia.hpp"
 #include "percussion/physics/quaternion.hpp"
 
+namespace test_manifold_midpoint {
+
 namespace {
 
 using namespace percussion;
@@ -200,3 +202,5 @@ TEST(MidpointForm, GaussNewtonIsJtWJOfTheResidualsAlongTheIterate) {
 }
 
 }  // namespace
+
+}  // namespace test_manifold_midpoint

@@ -8,6 +8,8 @@
 
 #include "percussion/core/memory.hpp"
 
+namespace test_memory {
+
 using percussion::peak_resident_bytes;
 
 TEST(Memory, PeakRisesByTouchedMemory) {
@@ -44,3 +46,5 @@ TEST(Memory, ReducedOverRanks) {
     EXPECT_LE(s.max, static_cast<double>(peak_resident_bytes()));
   }
 }
+
+}  // namespace test_memory

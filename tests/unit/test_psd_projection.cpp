@@ -6,6 +6,8 @@
 #include "../support/finite_difference.hpp"
 #include "percussion/physics/psd_projection.hpp"
 
+namespace test_psd_projection {
+
 using percussion::physics::project_to_psd;
 
 TEST(PsdProjection, ClampsNegativeEigenvalues) {
@@ -35,3 +37,5 @@ TEST(PsdProjection, RandomSymmetricMatrices) {
     EXPECT_EQ(project_to_psd<12>(Q), Q);
   }
 }
+
+}  // namespace test_psd_projection

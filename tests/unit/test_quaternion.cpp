@@ -8,6 +8,8 @@
 
 #include "percussion/physics/quaternion.hpp"
 
+namespace test_quaternion {
+
 namespace {
 
 using namespace percussion::quat;
@@ -257,3 +259,5 @@ TEST(Quaternion, CosAndSincSeriesMatchLibm) {
 }
 
 }  // namespace
+
+}  // namespace test_quaternion

@@ -12,6 +12,8 @@
 #include "percussion/methods/rigid/box_contacts.hpp"
 #include "percussion/methods/rigid/resolve.hpp"
 
+namespace test_rigid_boxes {
+
 using namespace percussion;
 using namespace percussion::rigid;
 using Vec = Eigen::Vector3d;
@@ -229,3 +231,5 @@ TEST(RigidBoxes, OneApplicationPushesOnlyViolatedContacts) {
     EXPECT_LE(std::abs(energy(w.bodies) - e0), 1e-14 * e0);
   }
 }
+
+}  // namespace test_rigid_boxes

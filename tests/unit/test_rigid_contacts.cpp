@@ -5,6 +5,8 @@
 
 #include "percussion/methods/rigid/contacts.hpp"
 
+namespace test_rigid_contacts {
+
 using namespace percussion::rigid;
 
 namespace {
@@ -64,3 +66,5 @@ TEST(RigidContacts, FixedBodiesJoinNoComponents) {
   EXPECT_EQ(comp.body_start, (std::vector<std::int64_t>{0, 2, 4}));
   EXPECT_EQ(comp.contact_start, (std::vector<std::int64_t>{0, 2, 4}));
 }
+
+}  // namespace test_rigid_contacts

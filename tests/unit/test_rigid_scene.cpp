@@ -5,6 +5,8 @@
 #include "percussion/core/error.hpp"
 #include "percussion/methods/rigid/scene.hpp"
 
+namespace test_rigid_scene {
+
 using namespace percussion;
 using namespace percussion::rigid;
 
@@ -71,3 +73,5 @@ TEST(RigidScene, WholeSceneRefusesOverlapsButAnEmptySliceOnlyCounts) {
   EXPECT_EQ(counted.body_count, 17);
   EXPECT_TRUE(counted.balls.empty());
 }
+
+}  // namespace test_rigid_scene

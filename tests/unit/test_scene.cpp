@@ -14,8 +14,11 @@
 #include "percussion/core/json_checker.hpp"
 #include "percussion/methods/bdem/scene.hpp"
 
-namespace percussion {
+namespace test_scene {
+
 namespace {
+
+using namespace ::percussion;
 
 using nlohmann::json;
 
@@ -509,4 +512,5 @@ TEST(JsonChecker, IntegersAndNonFiniteValues) {
 }
 
 }  // namespace
-}  // namespace percussion
+
+}  // namespace test_scene

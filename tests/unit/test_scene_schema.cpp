@@ -11,8 +11,11 @@
 #include "percussion/methods/bdem/scene.hpp"
 #include "percussion/methods/registry.hpp"
 
-namespace percussion {
+namespace test_scene_schema {
+
 namespace {
+
+using namespace ::percussion;
 
 std::filesystem::path source_dir() {
   if (const char* dir = std::getenv("PERCUSSION_SOURCE_DIR")) return dir;
@@ -144,4 +147,5 @@ TEST(SceneSchema, SchemaAndParserRefuseTheSameRanges) {
 }
 
 }  // namespace
-}  // namespace percussion
+
+}  // namespace test_scene_schema

@@ -16,6 +16,8 @@
 #include "percussion/solvers/single_precision_product.hpp"
 #include "../support/block_matrix_support.hpp"
 
+namespace test_single_precision {
+
 using percussion::solvers::SinglePrecisionIcc;
 using percussion::solvers::SinglePrecisionProduct;
 using Block = percussion::test::Block6;
@@ -269,3 +271,5 @@ TEST(SinglePrecisionProduct, SkipsZeroBlocksOfThePatternBitForBit) {
     EXPECT_LT((skipped - exact).norm(), 1e-6 * exact.norm()) << "avx2 " << avx2;
   }
 }
+
+}  // namespace test_single_precision

@@ -12,6 +12,8 @@
 #include "percussion/geometry/hcp.hpp"
 #include "percussion/geometry/woven.hpp"
 
+namespace test_woven {
+
 using namespace percussion;
 using geometry::woven_fill;
 using geometry::woven_layout;
@@ -203,3 +205,5 @@ TEST(Woven, SceneParsesTheWovenShape) {
   EXPECT_NE(bad("\"spacing\": 0.008", "\"max\": [1, 1, 1]").find("/bodies/0/shape/max: unknown key"),
             std::string::npos);
 }
+
+}  // namespace test_woven
