@@ -183,9 +183,9 @@ void print_trajectory_summary(hid_t file, std::ostream& out) {
     out << "  intact bonds in the last frame: " << shape(file, last_frame + "/bonds").at(0) << "\n";
 }
 
-// One kind's rows of the last frame: `group` is "" for particles (stored in the frame itself), else its subgroup.
+// One kind's rows of the last frame.
 struct KindRows {
-  std::string kind, group;
+  std::string kind;
   std::vector<double> position, velocity, quaternion;
 };
 
@@ -211,10 +211,11 @@ LastFrame read_last_frame(const std::string& path) {
   H5Group group = H5Group::open(file.id(), "frames/" + frames.back());
   LastFrame f;
   f.step = static_cast<long>(read_attribute_int(group.id(), "step"));
+  // Particles are stored in the frame itself, the other kinds in their subgroups.
   for (const auto& [kind, sub, rotates] : {std::tuple{"particles", "", true}, std::tuple{"mesh", "mesh/", false},
                                            std::tuple{"bodies", "bodies/", true}}) {
     if (!exists(group.id(), std::string(sub) + "position")) continue;
-    KindRows k{kind, sub, read_width(group.id(), std::string(sub) + "position", 3, path),
+    KindRows k{kind, read_width(group.id(), std::string(sub) + "position", 3, path),
                read_width(group.id(), std::string(sub) + "velocity", 3, path), {}};
     if (rotates) k.quaternion = read_width(group.id(), std::string(sub) + "quaternion", 4, path);
     f.kinds.push_back(std::move(k));

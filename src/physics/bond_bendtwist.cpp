@@ -9,6 +9,27 @@
 #include "percussion/physics/quaternion.hpp"
 
 namespace percussion::physics::bendtwist {
+namespace {
+
+// What the gradient and the Hessian share: q_i, the hemisphere sign, q_j' = sign · q_j and c = s_b R0ᵀ K t.
+struct FlippedTerms {
+  Eigen::Vector4d qi;
+  double sign;
+  Eigen::Vector4d qj;
+  Eigen::Vector3d c;
+};
+
+FlippedTerms flipped_terms(const BondDofs& x, const BondRest& b) {
+  FlippedTerms f;
+  f.qi = x.segment<4>(kRotI);
+  f.sign = hemisphere_sign(f.qi, x.segment<4>(kRotJ));
+  f.qj = f.sign * x.segment<4>(kRotJ);
+  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(f.qj, f.qi));
+  f.c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
+  return f;
+}
+
+}  // namespace
 
 double energy(const BondDofs& x, const BondRest& b) {
   const Eigen::Vector3d t = local_rotation(x.segment<4>(kRotI), x.segment<4>(kRotJ), b);
@@ -16,11 +37,7 @@ double energy(const BondDofs& x, const BondRest& b) {
 }
 
 BondDofs gradient(const BondDofs& x, const BondRest& b) {
-  const Eigen::Vector4d qi = x.segment<4>(kRotI);
-  const double sign = hemisphere_sign(qi, x.segment<4>(kRotJ));
-  const Eigen::Vector4d qj = sign * x.segment<4>(kRotJ);
-  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(qj, qi));
-  const Eigen::Vector3d c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
+  const auto [qi, sign, qj, c] = flipped_terms(x, b);
   BondDofs g = BondDofs::Zero();
   g.segment<4>(kRotI) = gl_transpose_times(qj, c);
   g.segment<4>(kRotJ) = -sign * gl_transpose_times(qi, c);
@@ -28,11 +45,7 @@ BondDofs gradient(const BondDofs& x, const BondRest& b) {
 }
 
 BondHessian hessian(const BondDofs& x, const BondRest& b) {
-  const Eigen::Vector4d qi = x.segment<4>(kRotI);
-  const double sign = hemisphere_sign(qi, x.segment<4>(kRotJ));
-  const Eigen::Vector4d qj = sign * x.segment<4>(kRotJ);
-  const Eigen::Vector3d t = b.bend_scale * (b.R0 * relative_vec(qj, qi));
-  const Eigen::Vector3d c = b.bend_scale * (b.R0.transpose() * stiffness_times(t, b));
+  const auto [qi, sign, qj, c] = flipped_terms(x, b);
   const Eigen::Matrix<double, 3, 4> Ji = b.bend_scale * (b.R0 * quat::Gl(qj));
   const Eigen::Matrix<double, 3, 4> Jj = (-sign * b.bend_scale) * (b.R0 * quat::Gl(qi));
   const Eigen::Vector3d kdiag(b.k_twist, b.k_bend, b.k_bend);

@@ -76,7 +76,7 @@ void run(const std::string& dir) {
       body_v.insert(body_v.end(), {0.0, 0.0, -9.8 * t});
       body_w.insert(body_w.end(), {0.0, 0.0, 1.0});
     }
-    const io::MeshFields mesh{vertex_id, position, velocity, element_id, connectivity};
+    const io::MeshFields mesh{vertex_id, position, velocity, element_id, connectivity, {}, {}};
     const io::BodyFields body{body_id, body_x, body_q, body_v, body_w, body_shape};
     ObservableSet observables;
     observables.set("sag", 0.08 * f * 9.0);

@@ -84,7 +84,6 @@ class ComponentProblem {
   // Friction contacts with a tangent perpendicular to the normal (2D), or two (3D), built like the normal's blocks.
   std::vector<impact::FrictionContact> friction(double mu) const {
     std::vector<impact::FrictionContact> out;
-    const std::int64_t n = static_cast<std::int64_t>(balls_.size());
     for (int c = 0; c < system.constraints(); ++c) {
       const Contact& k = contacts_[contact(c)];
       Eigen::Vector3d t1, t2;
