@@ -38,6 +38,8 @@ NewtonResult NewtonMinimiser::minimise(NewtonProblem& problem, const NewtonSetti
       std::fprintf(stderr, "  newton %2d  residual %.3e%s\n", iteration, evaluation.residual, evaluation.note);
     if (evaluation.residual < settings.tolerance) {
       result.reason = NewtonReason::Converged;
+      if (settings.final_step && problem.search_direction(iteration, evaluation.residual))
+        take_final_step(problem, settings);
       break;
     }
     bool newton = problem.search_direction(iteration, evaluation.residual);
@@ -82,6 +84,23 @@ NewtonResult NewtonMinimiser::minimise(NewtonProblem& problem, const NewtonSetti
   result.iterations = iteration;
   counters_.iterations += iteration;
   return result;
+}
+
+void NewtonMinimiser::take_final_step(NewtonProblem& problem, const NewtonSettings& settings) {
+  const NewtonProblem::SlopeTerms terms = problem.slope_terms();
+  double local[2] = {terms.slope, terms.roundoff}, global[2];
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm_);
+  double bound = problem.step_bound();
+  MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  if (!(global[0] <= 0) || bound < 1.0 || problem.first_trial(1.0, global[0], true) < 1.0) return;
+  problem.begin_line_search(1.0);
+  const double change = problem.trial(1.0, 0);
+  // Below the tolerance Φ's change is mostly the round-off of its terms (near-contact barriers lose more digits than
+  // the round-off scale counts): refused only when it rises by more than the model's predicted decrease.
+  const bool accepted = change <= std::max(settings.roundoff * global[1], -global[0]);
+  if (!accepted) problem.trial(0.0, 1);  // back to the converged iterate's energies and contact sets
+  problem.end_iteration(accepted, 1.0);
+  if (monitor_ && rank_ == 0) std::fprintf(stderr, "  final step %s\n", accepted ? "taken" : "refused");
 }
 
 // A full Newton step whose energy fell much less than its quadratic model predicts overestimated the curvature

@@ -122,7 +122,7 @@ done
 scene=$SCRATCH/beam_snap_long.json
 /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['time']['end']=0.2; json.dump(d, open(sys.argv[2],'w'))" \
   "$INPUTS/bdem/beam_snap_small.json" "$scene"
-steps=3000  # frames every 77 steps
+steps=$(steps 3000)  # frames every 77 steps
 sbatch_script=$PERCUSSION_SOURCE_DIR/scripts/slurm/run.sbatch
 
 # submit OUT [percussion args...]: submit run.sbatch on 2 tasks writing OUT; prints the job id. The limit is far
@@ -137,13 +137,14 @@ job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -
 # wait_done JOB: until the job has left the queue's active states (squeue's CG counts as active: the batch shell
 # may still be running); prints the final state.
 wait_done() {
-  local t
-  for _ in $(seq 1 600); do
+  local t limit=120
+  [ "${PERCUSSION_SANITIZE:-0}" = 1 ] && limit=600
+  for _ in $(seq 1 $((limit * 5))); do
     t=$(squeue -h -t all -j "$1" -o %t 2>/dev/null || true)
     case "$t" in CD|CA|F|TO|NF|OOM|PR|BF|DL) job_field "$1" JobState; return 0 ;; esac
     sleep 0.2
   done
-  fail "job $1 did not end within 120 s (squeue: $t): $(cat "$cluster/log/job-$1.out")"
+  fail "job $1 did not end within $limit s (squeue: $t): $(cat "$cluster/log/job-$1.out")"
 }
 # wait_stepping DIR: until the run writing DIR has written its first frame, i.e. it is past set-up.
 wait_stepping() {

@@ -79,6 +79,9 @@ struct NewtonSettings {
   // slope and Φ(1)) is below `extrapolation_ratio` of the model's, its minimiser is tried, up to
   // `max_extrapolation` and the step bound, and kept if Φ is lower there.
   bool extrapolate = false;
+  // On convergence, also take the last Newton direction (smaller than the tolerance) when the step bound admits it
+  // whole and Φ does not rise beyond round-off: the iterate's error is then that direction's error, not its size.
+  bool final_step = false;
   double extrapolation_ratio = 0.5;
   double max_extrapolation = 8.0;
 };
@@ -117,6 +120,8 @@ class NewtonMinimiser {
   bool monitor() const { return monitor_; }
 
  private:
+  // After convergence: the last direction, whole, if the bound admits it and Φ does not rise (settings.final_step).
+  void take_final_step(NewtonProblem& problem, const NewtonSettings& settings);
   // After an accepted full step with energy change `change`: try the parabola's minimiser (settings.extrapolate).
   void try_extrapolation(NewtonProblem& problem, const NewtonSettings& settings, double slope, double change,
                          double bound, int k, double& alpha);

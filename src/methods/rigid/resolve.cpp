@@ -280,7 +280,9 @@ bool project_onto_contacts(BallState& balls, int dimension, std::span<const Cont
     for (int c = 0; c < p.system.constraints(); ++c) all[c] = c;
     const impact::ImpactQp qp(p.system, all, p.v.data());
     const impact::QpResult q = qp.solve_nonnegative();
-    if (!q.converged) {
+    // The QP aims far below the feasibility tolerance; a settled pile's nearly dependent contacts can leave its
+    // last digits out of reach, and a residual a tenth of the tolerance still leaves every contact feasible.
+    if (!q.converged && !(q.residual <= 0.1 * tolerance)) {
       why = "component of body " + std::to_string(p.smallest_body()) + ": the resting-contact projection: " + q.reason;
       return false;
     }

@@ -182,6 +182,21 @@ void ImpactQp::gradient(const double* x, double* g) const {
   for (int i = 0; i < size(); ++i) g[i] += b_[i];
 }
 
+void ImpactQp::roundoff_floor(const double* x, double* bound) const {
+  constexpr double u = std::numeric_limits<double>::epsilon() / 2;
+  for (PetscInt i = 0; i < size(); ++i) {
+    PetscInt count = 0;
+    const PetscInt* cols = nullptr;
+    const PetscScalar* vals = nullptr;
+    petsc_check(MatGetRow(A_, i, &count, &cols, &vals), "MatGetRow");
+    double sum = std::abs(b_[i]);
+    for (PetscInt k = 0; k < count; ++k) sum += std::abs(vals[k] * x[cols[k]]);
+    petsc_check(MatRestoreRow(A_, i, &count, &cols, &vals), "MatRestoreRow");
+    const double terms = static_cast<double>(count + 1);
+    bound[i] = terms * u / (1 - terms * u) * sum;
+  }
+}
+
 double ImpactQp::objective(const double* x) const {
   std::vector<double> g(b_.size());
   gradient(x, g.data());
@@ -261,7 +276,7 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
 
   // Clean-up: exactly inside the bounds; a component within the tolerance of a bound its gradient pushes against
   // (an interior-point solver's near-zeros) goes onto it, so complementarity is exact. Returns the residual.
-  std::vector<double> g(static_cast<std::size_t>(n));
+  std::vector<double> g(static_cast<std::size_t>(n)), floor(static_cast<std::size_t>(n));
   const auto clean = [&](std::vector<double>& xs) {
     for (int i = 0; i < n; ++i) xs[i] = std::clamp(xs[i], lower[i], upper[i]);
     gradient(xs.data(), g.data());
@@ -272,6 +287,7 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
       if (upper[i] - x <= snap && g[i] < 0) x = upper[i];
     }
     gradient(xs.data(), g.data());
+    roundoff_floor(xs.data(), floor.data());
     double worst = 0.0;
     for (int i = 0; i < n; ++i) {
       const double x = xs[i];
@@ -279,7 +295,7 @@ QpResult ImpactQp::solve(std::span<const double> lower, std::span<const double> 
       if (lower[i] == upper[i]) r = 0.0;
       else if (x == lower[i]) r = std::min(r, 0.0);
       else if (x == upper[i]) r = std::max(r, 0.0);
-      worst = std::max(worst, std::abs(r));
+      worst = std::max(worst, std::abs(r) - floor[i]);
     }
     return scale_ > 0 ? worst / scale_ : worst;
   };

@@ -29,7 +29,7 @@ InstantResult resolve_contacts(BallState& balls, int dimension, std::span<const 
 
 // Projects the velocities of every component with a violated contact onto its feasible cone, perfectly
 // inelastically (one contact QP): what a body force added against resting contacts is removed, nothing else.
-// Returns false, with `why`, when a QP did not converge.
+// Returns false, with `why`, when a QP missed its residual by more than 0.1 × tolerance (feasibility needs no more).
 bool project_onto_contacts(BallState& balls, int dimension, std::span<const Contact> contacts,
                            const Components& components, double tolerance, std::string& why);
 

@@ -25,7 +25,8 @@ namespace percussion::impact {
 
 struct QpOptions {
   // Accepted when the projected KKT residual ‖r‖∞ is at most residual × ‖v‖_M (r_i = ∂_i f where x_i is free,
-  // min(∂_i f, 0) at a lower bound, max(∂_i f, 0) at an upper one). Far below the operators' eps (notes Alg. H).
+  // min(∂_i f, 0) at a lower bound, max(∂_i f, 0) at an upper one) beyond the round-off of computing it, that is
+  // |r_i| − γ_{k+1}(|A||x| + |b|)_i with k the row's entries. Far below the operators' eps (notes Alg. H).
   double residual = 1e-13;
   std::int64_t max_iterations = 1000;  // TAO iterations, over all restarts
   std::string prefix = "impact_qp_";
@@ -38,7 +39,7 @@ struct QpResult {
   std::int64_t iterations = 0;  // TAO iterations, over all restarts
   int restarts = 0;             // TAO runs restarted from a stalled iterate with a new reference point
   int finish_iterations = 0;    // face solves of the active-set finish (qp_active_set.hpp) after TAO, 0 if not needed
-  double residual = 0.0;        // ‖r‖∞ / ‖v‖_M after the clean-up (complementarity is exact by construction)
+  double residual = 0.0;        // max_i (|r_i| − round-off floor_i) / ‖v‖_M after the clean-up (complementarity exact)
 };
 
 class ImpactQp {
@@ -52,6 +53,8 @@ class ImpactQp {
   int size() const { return static_cast<int>(b_.size()); }
   double objective(const double* x) const;         // ½ xᵀAx + bᵀx
   void gradient(const double* x, double* g) const;  // Ax + b
+  // Per component, the bound γ_{k+1}(|A||x| + |b|)_i on the round-off of gradient(x) (Higham, Lemma 3.5).
+  void roundoff_floor(const double* x, double* bound) const;
   const std::vector<double>& linear_term() const { return b_; }
   Mat matrix() const { return A_; }
 
