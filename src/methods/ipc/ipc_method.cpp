@@ -33,6 +33,7 @@ ScenePetscDefaults::~ScenePetscDefaults() {
 
 IpcMethod::IpcMethod(IpcScene scene, MPI_Comm comm, const std::string& restart_file)
     : scene_(std::move(scene)), comm_(comm), petsc_defaults_(scene_.newton), newton_(comm, "ipc_") {
+  ScopedPhase setup(timers_, Phase::Setup);  // meshing and distribution dominate large scenes' start
   system_ = std::make_unique<ElasticSystem>(scene_, comm_);
   minimisation_ = std::make_unique<StepMinimisation>(*system_, scene_, timers_);
   settings_.max_iterations = static_cast<int>(scene_.newton.max_iterations);
