@@ -21,7 +21,7 @@ struct Row {
   std::vector<double> g_a, g_b;
 };
 struct Problem {
-  int dofs;                             // of every body
+  int dofs;                               // of every body
   std::vector<std::vector<double>> mass;  // dofs × dofs blocks
   std::vector<Row> rows;
   std::vector<double> v0;
