@@ -8,16 +8,24 @@
 #include <queue>
 #include <random>
 #include <string>
+#include <utility>
+
+#include "gauss_seidel_kernels.hpp"
 
 namespace percussion::impact {
 
 namespace {
 
-// The iterate, its tracked norm and the bookkeeping shared by the three orders.
+using gauss_seidel_detail::FixedKernel;
+using gauss_seidel_detail::GenericKernel;
+
+// The iterate, its tracked norm and the bookkeeping shared by the three orders; Kernel does the per-constraint
+// arithmetic (gauss_seidel_kernels.hpp).
+template <class Kernel>
 class Iterate {
  public:
   Iterate(const ImpactSystem& system, std::vector<double>& v, const GaussSeidelOptions& options)
-      : sys_(system), v_(v), opt_(options), elastic_(options.restitution >= 1.0) {
+      : sys_(system), kernel_(system), v_(v), opt_(options), elastic_(options.restitution >= 1.0) {
     energy_ = sys_.energy_norm_squared(v_.data());
     norm0_ = std::sqrt(energy_);
     // Renormalising costs O(d): once every d reflections keeps it O(1) per reflection and the drift between two
@@ -29,21 +37,28 @@ class Iterate {
   }
 
   double threshold() const { return threshold_; }
-  double slope(int c) const { return sys_.slope(c, v_.data()); }
+  double slope(int c) const { return kernel_.slope(c, v_.data()); }
   bool violated(int c) const { return slope(c) < threshold(); }
+  // Whether c is violated, and its slope in `s` for the reflection that follows.
+  bool violated(int c, double& s) const {
+    s = slope(c);
+    return s < threshold();
+  }
   bool capped() const { return result_.reflections >= opt_.resolve.max_reflections; }
 
   void reflect(int c, double s) {
+    kernel_.prefetch_neighbours(c);
     const double lambda = -(1.0 + opt_.restitution) * s;
-    sys_.apply(c, lambda, v_.data());
+    kernel_.apply(c, lambda, v_.data());
     result_.impulses[c] += lambda;
     ++result_.reflections;
     if (c <= last_) ++result_.iterations;  // a new pass through the constraint order begins
     last_ = c;
     // ‖v + λM⁻¹n‖²_M = ‖v‖²_M + 2λs + λ² with nᵀM⁻¹n = 1: zero change when elastic; settle() recomputes it exactly.
+    const double energy = energy_;
     energy_ += lambda * (lambda + 2.0 * s);
     if (++since_ >= period_) settle();
-    update_threshold();
+    else if (energy_ != energy) update_threshold();  // an elastic reflection adds exactly 0: no sqrt to redo
   }
 
   // Exact norm; rescaled to the initial one when the operator is elastic and renormalisation is on.
@@ -78,18 +93,19 @@ class Iterate {
 
   template <class F>
   void for_each_neighbour(int c, F&& f) const {
-    for (int j : sys_.constraints_of(sys_.end_a(c))) f(j);
-    if (sys_.end_b(c) >= 0) {
-      for (int j : sys_.constraints_of(sys_.end_b(c))) {
-        if (sys_.end_a(j) != sys_.end_a(c) && sys_.end_b(j) != sys_.end_a(c)) f(j);  // not seen through a
-      }
-    }
+    kernel_.for_each_neighbour(c, std::forward<F>(f));
   }
 
   const ImpactSystem& system() const { return sys_; }
+  // What reflecting c will write: fetched when c is found violated, ahead of its turn.
+  void prefetch(int c) const {
+    kernel_.prefetch(c);
+    __builtin_prefetch(result_.impulses.data() + c);
+  }
 
  private:
   const ImpactSystem& sys_;
+  Kernel kernel_;
   std::vector<double>& v_;
   const GaussSeidelOptions& opt_;
   bool elastic_;
@@ -101,6 +117,7 @@ class Iterate {
 
 // The lowest-index violated constraint in O(1): a two-level bitset of the violated set (reflecting c changes the
 // status of its neighbours only), so a reflection far down the order costs no rescan of the feasible ones before.
+template <class Iterate>
 class LowestIndex {
  public:
   explicit LowestIndex(Iterate& it)
@@ -108,15 +125,16 @@ class LowestIndex {
   void reset() {
     std::fill(words_.begin(), words_.end(), 0);
     std::fill(summary_.begin(), summary_.end(), 0);
+    first_ = summary_.size();
     for (int c = 0, m = it_.system().constraints(); c < m; ++c)
       if (it_.violated(c)) set(c);
   }
-  int next() {
-    for (std::size_t s = 0; s < summary_.size(); ++s) {
+  int next(double& slope) {
+    for (std::size_t& s = first_; s < summary_.size(); ++s) {
       while (summary_[s] != 0) {
         const std::size_t w = 64 * s + static_cast<std::size_t>(std::countr_zero(summary_[s]));
         const int c = static_cast<int>(64 * w + static_cast<std::size_t>(std::countr_zero(words_[w])));
-        if (it_.violated(c)) return c;
+        if (it_.violated(c, slope)) return c;
         clear(c);  // feasible again under a threshold that moved with the norm
       }
     }
@@ -124,8 +142,12 @@ class LowestIndex {
   }
   void reflected(int c) {
     it_.for_each_neighbour(c, [&](int j) {
-      if (it_.violated(j)) set(j);
-      else clear(j);
+      if (it_.violated(j)) {
+        set(j);
+        it_.prefetch(j);
+      } else {
+        clear(j);
+      }
     });
   }
 
@@ -134,6 +156,7 @@ class LowestIndex {
     const std::size_t w = static_cast<std::size_t>(c) / 64;
     words_[w] |= std::uint64_t{1} << (c % 64);
     summary_[w / 64] |= std::uint64_t{1} << (w % 64);
+    first_ = std::min(first_, w / 64);
   }
   void clear(int c) {
     const std::size_t w = static_cast<std::size_t>(c) / 64;
@@ -142,8 +165,10 @@ class LowestIndex {
   }
   Iterate& it_;
   std::vector<std::uint64_t> words_, summary_;
+  std::size_t first_ = 0;  // summary_ words before it are zero: next() scans from there
 };
 
+template <class Iterate>
 class MostViolated {
  public:
   explicit MostViolated(Iterate& it) : it_(it), stamp_(it.system().constraints(), 0) {}
@@ -151,13 +176,13 @@ class MostViolated {
     heap_ = {};
     for (int c = 0; c < it_.system().constraints(); ++c) push(c);
   }
-  int next() {
+  int next(double& slope) {
     while (!heap_.empty()) {
       const Entry e = heap_.top();
       heap_.pop();
       if (e.stamp != stamp_[e.c]) continue;  // superseded by a later push
       ++stamp_[e.c];
-      if (it_.violated(e.c)) return e.c;
+      if (it_.violated(e.c, slope)) return e.c;
     }
     return -1;
   }
@@ -184,6 +209,7 @@ class MostViolated {
   std::priority_queue<Entry> heap_;
 };
 
+template <class Iterate>
 class Random {
  public:
   Random(Iterate& it, std::uint64_t seed) : it_(it), rng_(seed), where_(it.system().constraints(), -1) {}
@@ -192,11 +218,11 @@ class Random {
     set_.clear();
     for (int c = 0; c < it_.system().constraints(); ++c) update(c);
   }
-  int next() {
+  int next(double& slope) {
     while (!set_.empty()) {
       // Modulo rather than std::uniform_int_distribution: the same sequence with every standard library.
       const int c = set_[static_cast<std::size_t>(rng_() % set_.size())];
-      if (it_.violated(c)) return c;
+      if (it_.violated(c, slope)) return c;
       remove(c);
     }
     return -1;
@@ -227,13 +253,14 @@ class Random {
   std::vector<int> set_, where_;
 };
 
-template <class Selector>
+template <class Iterate, class Selector>
 Resolution run(Iterate& it, Selector& select) {
   select.reset();
   for (;;) {
-    for (int c = select.next(); c >= 0; c = select.next()) {
+    double s = 0.0;
+    for (int c = select.next(s); c >= 0; c = select.next(s)) {
       if (it.capped()) return it.finish(false);
-      it.reflect(c, it.slope(c));
+      it.reflect(c, s);
       select.reflected(c);
     }
     // The threshold moved with the norm since some constraints were tested: settle the norm and check them all.
@@ -243,10 +270,9 @@ Resolution run(Iterate& it, Selector& select) {
   }
 }
 
-}  // namespace
-
-Resolution gauss_seidel(const ImpactSystem& system, std::vector<double>& v, const GaussSeidelOptions& options) {
-  Iterate it(system, v, options);
+template <class Kernel>
+Resolution run_order(const ImpactSystem& system, std::vector<double>& v, const GaussSeidelOptions& options) {
+  Iterate<Kernel> it(system, v, options);
   switch (options.order) {
     case GaussSeidelOrder::most_violated: {
       MostViolated s(it);
@@ -261,6 +287,22 @@ Resolution gauss_seidel(const ImpactSystem& system, std::vector<double>& v, cons
       LowestIndex s(it);
       return run(it, s);
     }
+  }
+}
+
+}  // namespace
+
+Resolution gauss_seidel(const ImpactSystem& system, std::vector<double>& v, const GaussSeidelOptions& options) {
+  switch (gauss_seidel_detail::uniform_body_dofs(system)) {
+    case 1: return run_order<FixedKernel<1, false>>(system, v, options);
+    case 2:
+      return FixedKernel<2, true>::applies(system) ? run_order<FixedKernel<2, true>>(system, v, options)
+                                                   : run_order<FixedKernel<2, false>>(system, v, options);
+    case 3:
+      return FixedKernel<3, true>::applies(system) ? run_order<FixedKernel<3, true>>(system, v, options)
+                                                   : run_order<FixedKernel<3, false>>(system, v, options);
+    case 6: return run_order<FixedKernel<6, false>>(system, v, options);
+    default: return run_order<GenericKernel>(system, v, options);
   }
 }
 
