@@ -98,7 +98,9 @@ TEST_P(ImpactSettledPile, InelasticQpConvergesWithExactKkt) {
   ASSERT_TRUE(r.converged) << r.reason;
   // The stall each case was taken for: the first TRON run stops short; a restart from its iterate, or the finish.
   EXPECT_GE(r.restarts, 1);
-  if (GetParam().needs_finish) EXPECT_GE(r.finish_iterations, 1);
+  if (GetParam().needs_finish) {
+    EXPECT_GE(r.finish_iterations, 1);
+  }
   EXPECT_LE(r.residual, 1e-13);
   const double scale = norm(p.system, p.v);
   std::vector<double> g(all.size());
