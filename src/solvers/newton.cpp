@@ -43,12 +43,10 @@ NewtonResult NewtonMinimiser::minimise(NewtonProblem& problem, const NewtonSetti
       break;
     }
     bool newton = problem.search_direction(iteration, evaluation.residual);
-    const NewtonProblem::SlopeTerms terms = problem.slope_terms();
-    double local[2] = {terms.slope, terms.roundoff}, global[2];
-    MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm_);
-    double slope = global[0];
+    const NewtonProblem::SlopeTerms terms = reduced_slope_terms(problem);
+    double slope = terms.slope;
     // Below this an energy change is round-off: near the minimiser the Armijo test would refuse a correct step.
-    const double noise = settings.roundoff * global[1];
+    const double noise = settings.roundoff * terms.roundoff;
     // ½λ² = −½∇Φ·d: what the Newton model predicts the step still gains (0 at a zero gradient).
     if (newton && settings.decrement_tolerance > 0 && slope <= 0 && -0.5 * slope < settings.decrement_tolerance) {
       result.reason = NewtonReason::ConvergedDecrement;
@@ -58,11 +56,10 @@ NewtonResult NewtonMinimiser::minimise(NewtonProblem& problem, const NewtonSetti
       newton = false;
       problem.descent();
       ++counters_.descent_fallbacks;
-      local[0] = problem.slope_terms().slope;
-      MPI_Allreduce(&local[0], &slope, 1, MPI_DOUBLE, MPI_SUM, comm_);
+      const double local = problem.slope_terms().slope;
+      MPI_Allreduce(&local, &slope, 1, MPI_DOUBLE, MPI_SUM, comm_);
     }
-    double bound = problem.step_bound();
-    MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MIN, comm_);
+    const double bound = reduced_step_bound(problem);
     double alpha = std::min(1.0, bound);
     counters_.bounded_steps += alpha < 1.0;
     alpha = problem.first_trial(alpha, slope, newton);
@@ -86,18 +83,28 @@ NewtonResult NewtonMinimiser::minimise(NewtonProblem& problem, const NewtonSetti
   return result;
 }
 
-void NewtonMinimiser::take_final_step(NewtonProblem& problem, const NewtonSettings& settings) {
+NewtonProblem::SlopeTerms NewtonMinimiser::reduced_slope_terms(const NewtonProblem& problem) const {
   const NewtonProblem::SlopeTerms terms = problem.slope_terms();
   double local[2] = {terms.slope, terms.roundoff}, global[2];
   MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm_);
+  return {global[0], global[1]};
+}
+
+double NewtonMinimiser::reduced_step_bound(const NewtonProblem& problem) const {
   double bound = problem.step_bound();
   MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_DOUBLE, MPI_MIN, comm_);
-  if (!(global[0] <= 0) || bound < 1.0 || problem.first_trial(1.0, global[0], true) < 1.0) return;
+  return bound;
+}
+
+void NewtonMinimiser::take_final_step(NewtonProblem& problem, const NewtonSettings& settings) {
+  const NewtonProblem::SlopeTerms terms = reduced_slope_terms(problem);
+  if (!(terms.slope <= 0) || reduced_step_bound(problem) < 1.0 || problem.first_trial(1.0, terms.slope, true) < 1.0)
+    return;
   problem.begin_line_search(1.0);
   const double change = problem.trial(1.0, 0);
   // Below the tolerance Φ's change is mostly the round-off of its terms (near-contact barriers lose more digits than
   // the round-off scale counts): refused only when it rises by more than the model's predicted decrease.
-  const bool accepted = change <= std::max(settings.roundoff * global[1], -global[0]);
+  const bool accepted = change <= std::max(settings.roundoff * terms.roundoff, -terms.slope);
   if (!accepted) problem.trial(0.0, 1);  // back to the converged iterate's energies and contact sets
   problem.end_iteration(accepted, 1.0);
   if (monitor_ && rank_ == 0) std::fprintf(stderr, "  final step %s\n", accepted ? "taken" : "refused");

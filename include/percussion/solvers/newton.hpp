@@ -80,7 +80,8 @@ struct NewtonSettings {
   // `max_extrapolation` and the step bound, and kept if Φ is lower there.
   bool extrapolate = false;
   // On convergence, also take the last Newton direction (smaller than the tolerance) when the step bound admits it
-  // whole and Φ does not rise beyond round-off: the iterate's error is then that direction's error, not its size.
+  // whole and Φ rises by no more than its round-off or the model's predicted decrease: the iterate's error is then
+  // that direction's error, not its size.
   bool final_step = false;
   double extrapolation_ratio = 0.5;
   double max_extrapolation = 8.0;
@@ -120,7 +121,11 @@ class NewtonMinimiser {
   bool monitor() const { return monitor_; }
 
  private:
-  // After convergence: the last direction, whole, if the bound admits it and Φ does not rise (settings.final_step).
+  // ∇Φ·d and Φ's round-off scale summed over ranks; the step bound's minimum over ranks.
+  NewtonProblem::SlopeTerms reduced_slope_terms(const NewtonProblem& problem) const;
+  double reduced_step_bound(const NewtonProblem& problem) const;
+  // After convergence: the last direction, whole, if the bound admits it and Φ does not rise by more than the model's
+  // predicted decrease (settings.final_step).
   void take_final_step(NewtonProblem& problem, const NewtonSettings& settings);
   // After an accepted full step with energy change `change`: try the parabola's minimiser (settings.extrapolate).
   void try_extrapolation(NewtonProblem& problem, const NewtonSettings& settings, double slope, double change,
