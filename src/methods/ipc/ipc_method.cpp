@@ -16,11 +16,30 @@ namespace percussion::ipc {
 
 using solvers::petsc_check;
 
-ScenePetscDefaults::ScenePetscDefaults(const NewtonSettings& newton) {
-  for (const auto& [name, value] : newton.petsc_options) {
+ScenePetscDefaults::ScenePetscDefaults(const NewtonSettings& newton, MPI_Comm comm) {
+  std::vector<std::pair<std::string, std::string>> options = newton.petsc_options;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const auto chosen = [&](const char* name) {
+    PetscBool set = PETSC_FALSE;
+    petsc_check(PetscOptionsHasName(nullptr, nullptr, name, &set), "PetscOptionsHasName");
+    return set || std::any_of(options.begin(), options.end(), [&](const auto& o) { return o.first == name; });
+  };
+  if (size >= 3 && !chosen("-ipc_pc_type")) {
+    // GAMG's parallel set-up sums some terms in the order messages arrive once a rank hears from two others, so runs
+    // (and restarts) on 3 or more ranks would differ in the last bits; BoomerAMG's is reproducible. HMIS with ext+i
+    // interpolation and one aggressive level keeps its set-up as cheap as GAMG's.
+    options.insert(options.end(), {{"-ipc_pc_type", "hypre"},
+                                   {"-ipc_pc_hypre_type", "boomeramg"},
+                                   {"-ipc_pc_hypre_boomeramg_coarsen_type", "HMIS"},
+                                   {"-ipc_pc_hypre_boomeramg_interp_type", "ext+i"},
+                                   {"-ipc_pc_hypre_boomeramg_strong_threshold", "0.5"},
+                                   {"-ipc_pc_hypre_boomeramg_agg_nl", "1"}});
+  }
+  for (const auto& [name, value] : options) {
     PetscBool set = PETSC_FALSE;
     petsc_check(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set), "PetscOptionsHasName");
-    if (set) continue;  // the command line wins
+    if (set) continue;  // the command line (then the scene) wins
     petsc_check(PetscOptionsSetValue(nullptr, name.c_str(), value.empty() ? nullptr : value.c_str()),
                 "PetscOptionsSetValue");
     inserted_.push_back(name);
@@ -32,7 +51,7 @@ ScenePetscDefaults::~ScenePetscDefaults() {
 }
 
 IpcMethod::IpcMethod(IpcScene scene, MPI_Comm comm, const std::string& restart_file)
-    : scene_(std::move(scene)), comm_(comm), petsc_defaults_(scene_.newton), newton_(comm, "ipc_") {
+    : scene_(std::move(scene)), comm_(comm), petsc_defaults_(scene_.newton, comm), newton_(comm, "ipc_") {
   ScopedPhase setup(timers_, Phase::Setup);  // meshing and distribution dominate large scenes' start
   system_ = std::make_unique<ElasticSystem>(scene_, comm_);
   minimisation_ = std::make_unique<StepMinimisation>(*system_, scene_, timers_);

@@ -19,10 +19,11 @@
 
 namespace percussion::ipc {
 
-// The scene's "-ipc_..." defaults in PETSc's options database while the method lives (the command line wins).
+// The scene's "-ipc_..." options, and the solver defaults that keep runs on 3 or more ranks reproducible, in PETSc's
+// options database while the method lives (the command line wins, then the scene).
 class ScenePetscDefaults {
  public:
-  explicit ScenePetscDefaults(const NewtonSettings& newton);
+  ScenePetscDefaults(const NewtonSettings& newton, MPI_Comm comm);
   ~ScenePetscDefaults();
   ScenePetscDefaults(const ScenePetscDefaults&) = delete;
   ScenePetscDefaults& operator=(const ScenePetscDefaults&) = delete;
