@@ -1,0 +1,123 @@
+#pragma once
+// Asynchronous variational contact (notes 000, Algorithms 1–7 with the recommended 3′, 4′, 5′): point masses and
+// spheres joined by springs, under gravity, in contact with each other and with fixed planes through nested penalty
+// layers. Every potential kicks on its own time lattice j·h; positions drift linearly between events and are brought
+// up to date only where an event reads them. Each candidate pair keeps its layers 1..L active and one separating-slab
+// certificate that layer L+1 is not: layers are activated on their own lattice when the certificate fails and
+// dropped, deepest first, when they push nothing and the pair separates.
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "percussion/geometry/separating_slab.hpp"
+#include "percussion/methods/avi/event_queue.hpp"
+#include "percussion/physics/avi/penalty_layers.hpp"
+
+namespace percussion::avi {
+
+using Vec3 = Eigen::Vector3d;
+
+struct ContactSettings {
+  PenaltyLayers layers;
+  double courant = 0.1;      // layer steps h_{p,l} = courant · sqrt(μ_p / (2 l³ k))
+  double restitution = 1.0;  // layers push with this fraction of their force while the pair separates
+  double friction = 0.0;     // Coulomb μ: each layer's kick carries a tangential impulse up to μ times its own
+  bool aligned_clocks = true;  // false starts a layer's clock when it is activated (the paper's counter-example)
+  std::int64_t max_layers = 1'000'000;  // guard: a pair this deep is crossing (or adjacent primitives are paired)
+};
+
+struct AsynchronousCounters {
+  std::int64_t spring_events = 0, gravity_events = 0, layer_events = 0, certificate_events = 0, stale_events = 0;
+  std::int64_t activations = 0, deactivations = 0;
+  std::int64_t deepest_layer = 0;                               // over the run
+  double min_distance = std::numeric_limits<double>::infinity();  // over every layer event and certificate
+};
+
+class AsynchronousIntegrator {
+ public:
+  explicit AsynchronousIntegrator(ContactSettings settings);
+
+  // mass = +∞ fixes the vertex. Returns the vertex index.
+  int add_vertex(const Vec3& x, const Vec3& v, double mass, double radius = 0.0);
+  void add_spring(int a, int b, double stiffness, double rest_length, double step);
+  void set_gravity(const Vec3& g, double step);
+  int add_plane(const Vec3& point, const Vec3& normal);
+  void add_pair(int a, int b);                 // two vertices (spheres)
+  void add_plane_pair(int plane, int vertex);  // a vertex (sphere) and a fixed plane
+
+  // Schedules every clock and certifies (or activates the layers of) every pair at t = 0; call once, after adding.
+  void start();
+  // Processes every event up to and including t, then drifts every vertex to t.
+  void advance_to(double t);
+
+  double time() const { return now_; }
+  std::size_t vertex_count() const { return mass_.size(); }
+  Vec3 position(int i) const { return x_[i] + (now_ - t_[i]) * v_[i]; }
+  const Vec3& velocity(int i) const { return v_[i]; }
+  double kinetic_energy() const;
+  double potential_energy() const;  // springs, gravity and every pair's active layers at the current positions
+  Vec3 momentum() const;
+  Vec3 angular_momentum() const;   // about the origin
+  double distance(int pair) const;  // the pair's gap at the current time
+  std::int64_t active_layers(int pair) const { return pairs_[pair].deepest; }
+  const AsynchronousCounters& counters() const { return counters_; }
+
+ private:
+  struct Spring {
+    int a, b;
+    double stiffness, rest, step;
+  };
+  struct LayerClock {
+    double step = 0, origin = 0;
+    std::int64_t last_tick = 0;  // the last lattice point it kicked at
+    std::uint32_t version = 0;
+  };
+  struct Pair {
+    int a = -1, b = -1;  // b < 0: plane −1 − b
+    double reduced_mass = 0;
+    std::int64_t deepest = 0;  // layers 1..deepest are on the queue
+    std::vector<LayerClock> clocks;
+    geometry::SeparatingSlab slab;  // certifies layer deepest + 1
+    std::uint32_t certificate_version = 0;
+  };
+  struct Plane {
+    Vec3 point, normal;
+  };
+  struct Closest {
+    double d;
+    Vec3 n;  // unit, from b towards a
+  };
+
+  void sync(int i, double t);
+  void sync_pair(const Pair& p, double t);
+  Closest closest(const Pair& p) const;  // at the vertices' own times: sync first
+  double inverse_mass(int i) const { return inverse_mass_[i]; }
+  void spring_event(const Event& e);
+  void gravity_event(const Event& e);
+  void layer_event(const Event& e);
+  void certificate_event(const Event& e);
+  void kicked(int vertex);  // the certificates that assumed its old velocity are rescheduled
+  void certify(int pair);   // Algorithm 4′: certify layer deepest + 1 or activate it, until one certificate holds
+  bool find_certificate(int pair, std::int64_t layer);
+  void schedule_certificate(int pair);
+  void activate(int pair, std::int64_t layer);
+  void push_layer(int pair, std::int64_t layer);
+
+  ContactSettings settings_;
+  std::vector<Vec3> x_, v_;
+  std::vector<double> t_, mass_, inverse_mass_, radius_;
+  std::vector<Spring> springs_;
+  std::vector<Plane> planes_;
+  std::vector<Pair> pairs_;
+  std::vector<std::vector<int>> pairs_of_vertex_;
+  Vec3 gravity_ = Vec3::Zero();
+  double gravity_step_ = 0;
+  EventQueue queue_;
+  double now_ = 0;
+  bool started_ = false;
+  AsynchronousCounters counters_;
+};
+
+}  // namespace percussion::avi

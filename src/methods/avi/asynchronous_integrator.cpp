@@ -1,0 +1,317 @@
+// Asynchronous variational contact: the event loop, the kicks of springs, gravity and penalty layers, and the
+// separating-slab certificates that keep inactive layers off the queue.
+#include "percussion/methods/avi/asynchronous_integrator.hpp"
+
+#include <Eigen/Geometry>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "percussion/core/error.hpp"
+
+namespace percussion::avi {
+
+AsynchronousIntegrator::AsynchronousIntegrator(ContactSettings settings) : settings_(settings) {}
+
+int AsynchronousIntegrator::add_vertex(const Vec3& x, const Vec3& v, double mass, double radius) {
+  x_.push_back(x);
+  v_.push_back(std::isinf(mass) ? Vec3::Zero() : v);
+  t_.push_back(0.0);
+  mass_.push_back(mass);
+  inverse_mass_.push_back(std::isinf(mass) ? 0.0 : 1.0 / mass);
+  radius_.push_back(radius);
+  pairs_of_vertex_.emplace_back();
+  return static_cast<int>(x_.size()) - 1;
+}
+
+void AsynchronousIntegrator::add_spring(int a, int b, double stiffness, double rest_length, double step) {
+  springs_.push_back({a, b, stiffness, rest_length, step});
+}
+
+void AsynchronousIntegrator::set_gravity(const Vec3& g, double step) {
+  gravity_ = g;
+  gravity_step_ = step;
+}
+
+int AsynchronousIntegrator::add_plane(const Vec3& point, const Vec3& normal) {
+  planes_.push_back({point, normal.normalized()});
+  return static_cast<int>(planes_.size()) - 1;
+}
+
+void AsynchronousIntegrator::add_pair(int a, int b) {
+  Pair p;
+  p.a = a;
+  p.b = b;
+  p.reduced_mass = 1.0 / (inverse_mass_[a] + inverse_mass_[b]);
+  pairs_.push_back(p);
+  pairs_of_vertex_[a].push_back(static_cast<int>(pairs_.size()) - 1);
+  pairs_of_vertex_[b].push_back(static_cast<int>(pairs_.size()) - 1);
+}
+
+void AsynchronousIntegrator::add_plane_pair(int plane, int vertex) {
+  Pair p;
+  p.a = vertex;
+  p.b = -1 - plane;
+  p.reduced_mass = mass_[vertex];
+  pairs_.push_back(p);
+  pairs_of_vertex_[vertex].push_back(static_cast<int>(pairs_.size()) - 1);
+}
+
+void AsynchronousIntegrator::start() {
+  now_ = 0;
+  for (std::size_t s = 0; s < springs_.size(); ++s) {
+    Event e{springs_[s].step, 0, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0};
+    queue_.push(e);  // the first kick is at h: the initial velocity is the first half step's
+  }
+  if (gravity_step_ > 0 && gravity_.squaredNorm() > 0) queue_.push({gravity_step_, 0, EventKind::Gravity, 0, 0, 1, 0});
+  for (std::size_t p = 0; p < pairs_.size(); ++p) {
+    if (!std::isfinite(pairs_[p].reduced_mass) || pairs_[p].reduced_mass <= 0)
+      throw InputError("contact pair " + std::to_string(p) + " joins two fixed vertices");
+    if (!(distance(static_cast<int>(p)) > 0))
+      throw InputError("contact pair " + std::to_string(p) + ": the primitives touch or overlap at t = 0");
+    certify(static_cast<int>(p));
+  }
+  started_ = true;
+}
+
+void AsynchronousIntegrator::advance_to(double t) {
+  if (!started_) start();
+  while (!queue_.empty() && queue_.top().time <= t) {
+    const Event e = queue_.pop();
+    now_ = e.time;
+    switch (e.kind) {
+      case EventKind::Spring: spring_event(e); break;
+      case EventKind::Gravity: gravity_event(e); break;
+      case EventKind::Layer: layer_event(e); break;
+      case EventKind::Certificate: certificate_event(e); break;
+    }
+  }
+  now_ = std::max(now_, t);
+}
+
+void AsynchronousIntegrator::sync(int i, double t) {
+  x_[i] += (t - t_[i]) * v_[i];
+  t_[i] = t;
+}
+
+void AsynchronousIntegrator::sync_pair(const Pair& p, double t) {
+  sync(p.a, t);
+  if (p.b >= 0) sync(p.b, t);
+}
+
+AsynchronousIntegrator::Closest AsynchronousIntegrator::closest(const Pair& p) const {
+  const Vec3 xa = position(p.a);
+  if (p.b < 0) {
+    const Plane& plane = planes_[-1 - p.b];
+    return {plane.normal.dot(xa - plane.point) - radius_[p.a], plane.normal};
+  }
+  const Vec3 diff = xa - position(p.b);
+  const double length = diff.norm();
+  return {length - radius_[p.a] - radius_[p.b], diff / length};
+}
+
+double AsynchronousIntegrator::distance(int pair) const { return closest(pairs_[pair]).d; }
+
+void AsynchronousIntegrator::spring_event(const Event& e) {
+  ++counters_.spring_events;
+  const Spring& s = springs_[e.item];
+  sync(s.a, e.time);
+  sync(s.b, e.time);
+  const Vec3 diff = x_[s.b] - x_[s.a];
+  const double length = diff.norm();
+  const Vec3 force = s.stiffness * (length - s.rest) / length * diff;  // on a, towards b while stretched
+  v_[s.a] += s.step * inverse_mass_[s.a] * force;
+  v_[s.b] -= s.step * inverse_mass_[s.b] * force;
+  kicked(s.a);
+  kicked(s.b);
+  Event next = e;
+  next.tick = e.tick + 1;
+  next.time = static_cast<double>(next.tick) * s.step;
+  queue_.push(next);
+}
+
+void AsynchronousIntegrator::gravity_event(const Event& e) {
+  ++counters_.gravity_events;
+  const Vec3 dv = gravity_step_ * gravity_;
+  for (std::size_t i = 0; i < x_.size(); ++i) {
+    if (inverse_mass_[i] == 0) continue;
+    sync(static_cast<int>(i), e.time);
+    v_[i] += dv;
+  }
+  for (std::size_t p = 0; p < pairs_.size(); ++p) schedule_certificate(static_cast<int>(p));
+  Event next = e;
+  next.tick = e.tick + 1;
+  next.time = static_cast<double>(next.tick) * gravity_step_;
+  queue_.push(next);
+}
+
+void AsynchronousIntegrator::layer_event(const Event& e) {
+  Pair& p = pairs_[e.item];
+  if (e.layer > p.deepest || p.clocks[e.layer - 1].version != e.version) {
+    ++counters_.stale_events;
+    return;
+  }
+  ++counters_.layer_events;
+  LayerClock& clock = p.clocks[e.layer - 1];
+  clock.last_tick = e.tick;
+  sync_pair(p, e.time);
+  const Closest c = closest(p);
+  counters_.min_distance = std::min(counters_.min_distance, c.d);
+  if (!(c.d > 0))
+    throw NumericalError("asynchronous contact: pair " + std::to_string(e.item) + " crossed (gap " +
+                         std::to_string(c.d) + ") at t = " + std::to_string(e.time));
+  const Vec3 relative = p.b >= 0 ? Vec3(v_[p.a] - v_[p.b]) : v_[p.a];
+  const double normal_speed = relative.dot(c.n);
+  const double slope = settings_.layers.derivative(e.layer, c.d);
+  if (slope < 0) {
+    const double scale = normal_speed > 0 ? settings_.restitution : 1.0;
+    const double impulse = -clock.step * slope * scale;
+    const double wa = inverse_mass_[p.a], wb = p.b >= 0 ? inverse_mass_[p.b] : 0.0;
+    Vec3 j = impulse * c.n;
+    if (settings_.friction > 0) {
+      const Vec3 tangential = relative - normal_speed * c.n;
+      const double sliding = tangential.norm();
+      if (sliding > 0) j -= std::min(settings_.friction * impulse, sliding / (wa + wb)) / sliding * tangential;
+    }
+    v_[p.a] += wa * j;
+    if (p.b >= 0) v_[p.b] -= wb * j;
+    kicked(p.a);
+    if (p.b >= 0) kicked(p.b);
+  } else if (e.layer == p.deepest && normal_speed > 0) {
+    // Pushing nothing while the pair separates: a slab of this layer's reach certifies it and every deeper one.
+    p.deepest = e.layer - 1;
+    if (find_certificate(e.item, e.layer)) {
+      ++clock.version;
+      ++counters_.deactivations;
+      return;
+    }
+    p.deepest = e.layer;
+  }
+  Event next = e;
+  next.tick = e.tick + 1;
+  next.time = clock.origin + static_cast<double>(next.tick) * clock.step;
+  queue_.push(next);
+}
+
+void AsynchronousIntegrator::certificate_event(const Event& e) {
+  if (pairs_[e.item].certificate_version != e.version) {
+    ++counters_.stale_events;
+    return;
+  }
+  ++counters_.certificate_events;
+  sync_pair(pairs_[e.item], e.time);
+  certify(e.item);
+}
+
+void AsynchronousIntegrator::kicked(int vertex) {
+  for (int p : pairs_of_vertex_[vertex]) schedule_certificate(p);
+}
+
+void AsynchronousIntegrator::certify(int pair) {
+  Pair& p = pairs_[pair];
+  while (!find_certificate(pair, p.deepest + 1)) {
+    activate(pair, p.deepest + 1);
+    if (p.deepest > settings_.max_layers)
+      throw NumericalError("asynchronous contact: pair " + std::to_string(pair) + " needs more than " +
+                           std::to_string(settings_.max_layers) + " penalty layers (gap " +
+                           std::to_string(distance(pair)) + "): its primitives are crossing or adjacent");
+  }
+}
+
+bool AsynchronousIntegrator::find_certificate(int pair, std::int64_t layer) {
+  Pair& p = pairs_[pair];
+  const Closest c = closest(p);
+  counters_.min_distance = std::min(counters_.min_distance, c.d);
+  const double reach = settings_.layers.reach(layer);
+  if (c.d <= reach * (1 + 1e-9)) return false;
+  geometry::SeparatingSlab slab;
+  slab.normal = c.n;
+  slab.half = 0.5 * reach;
+  if (p.b < 0) {
+    // A fixed plane does not move: the slab lies on it and leaves all the room to the vertex.
+    slab.offset = c.n.dot(planes_[-1 - p.b].point) + slab.half;
+  } else {
+    const Vec3 a = position(p.a) - radius_[p.a] * c.n, b = position(p.b) + radius_[p.b] * c.n;
+    slab.offset = 0.5 * c.n.dot(a + b);
+  }
+  double exit = slab.exit_time(+1, position(p.a), radius_[p.a], v_[p.a]);
+  if (p.b >= 0) exit = std::min(exit, slab.exit_time(-1, position(p.b), radius_[p.b], v_[p.b]));
+  // A slab about to expire saves nothing: activating the layer early is always safe.
+  if (exit < settings_.layers.step(layer, p.reduced_mass, settings_.courant)) return false;
+  p.slab = slab;
+  schedule_certificate(pair);
+  return true;
+}
+
+void AsynchronousIntegrator::schedule_certificate(int pair) {
+  Pair& p = pairs_[pair];
+  ++p.certificate_version;
+  double exit = p.slab.exit_time(+1, position(p.a), radius_[p.a], v_[p.a]);
+  if (p.b >= 0) exit = std::min(exit, p.slab.exit_time(-1, position(p.b), radius_[p.b], v_[p.b]));
+  if (std::isinf(exit)) return;
+  // Conservative by a few ulps; an expiry that rounds to now expires now, so the loop always makes progress.
+  const double ulps = 64 * std::numeric_limits<double>::epsilon() * std::max(1.0, std::abs(now_));
+  const double when = exit <= ulps ? now_ : now_ + (exit - ulps);
+  queue_.push({when, 0, EventKind::Certificate, pair, p.deepest + 1, 0, p.certificate_version});
+}
+
+void AsynchronousIntegrator::activate(int pair, std::int64_t layer) {
+  Pair& p = pairs_[pair];
+  if (static_cast<std::int64_t>(p.clocks.size()) < layer) {
+    p.clocks.resize(static_cast<std::size_t>(layer));
+    LayerClock& fresh = p.clocks[layer - 1];
+    fresh.step = settings_.layers.step(layer, p.reduced_mass, settings_.courant);
+  }
+  LayerClock& clock = p.clocks[layer - 1];
+  std::int64_t tick = 0;
+  if (settings_.aligned_clocks) {
+    // The next point of the layer's own lattice j·h: skipping the points the certificate covered is exact.
+    tick = static_cast<std::int64_t>(std::ceil(now_ / clock.step));
+    if (static_cast<double>(tick) * clock.step < now_) ++tick;
+    tick = std::max({tick, clock.last_tick + 1, std::int64_t{1}});
+  } else {
+    clock.origin = now_;
+    clock.last_tick = -1;
+  }
+  p.deepest = layer;
+  counters_.deepest_layer = std::max(counters_.deepest_layer, layer);
+  ++counters_.activations;
+  queue_.push({clock.origin + static_cast<double>(tick) * clock.step, 0, EventKind::Layer, pair, layer, tick,
+               clock.version});
+}
+
+double AsynchronousIntegrator::kinetic_energy() const {
+  double e = 0;
+  for (std::size_t i = 0; i < v_.size(); ++i)
+    if (inverse_mass_[i] > 0) e += 0.5 * mass_[i] * v_[i].squaredNorm();
+  return e;
+}
+
+double AsynchronousIntegrator::potential_energy() const {
+  double e = 0;
+  for (const Spring& s : springs_) {
+    const double stretch = (position(s.b) - position(s.a)).norm() - s.rest;
+    e += 0.5 * s.stiffness * stretch * stretch;
+  }
+  for (std::size_t i = 0; i < x_.size(); ++i)
+    if (inverse_mass_[i] > 0) e -= mass_[i] * gravity_.dot(position(static_cast<int>(i)));
+  for (std::size_t p = 0; p < pairs_.size(); ++p) e += settings_.layers.barrier_energy(distance(static_cast<int>(p)));
+  return e;
+}
+
+Vec3 AsynchronousIntegrator::momentum() const {
+  Vec3 m = Vec3::Zero();
+  for (std::size_t i = 0; i < v_.size(); ++i)
+    if (inverse_mass_[i] > 0) m += mass_[i] * v_[i];
+  return m;
+}
+
+Vec3 AsynchronousIntegrator::angular_momentum() const {
+  Vec3 l = Vec3::Zero();
+  for (std::size_t i = 0; i < v_.size(); ++i)
+    if (inverse_mass_[i] > 0) l += mass_[i] * position(static_cast<int>(i)).cross(v_[i]);
+  return l;
+}
+
+}  // namespace percussion::avi
