@@ -61,10 +61,10 @@ void AsynchronousIntegrator::add_plane_pair(int plane, int vertex) {
 void AsynchronousIntegrator::start() {
   now_ = 0;
   for (std::size_t s = 0; s < springs_.size(); ++s) {
-    Event e{springs_[s].step, 0, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0};
+    Event e{springs_[s].step, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0};
     queue_.push(e);  // the first kick is at h: the initial velocity is the first half step's
   }
-  if (gravity_step_ > 0 && gravity_.squaredNorm() > 0) queue_.push({gravity_step_, 0, EventKind::Gravity, 0, 0, 1, 0});
+  if (gravity_step_ > 0 && gravity_.squaredNorm() > 0) queue_.push({gravity_step_, EventKind::Gravity, 0, 0, 1, 0});
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     if (!std::isfinite(pairs_[p].reduced_mass) || pairs_[p].reduced_mass <= 0)
       throw InputError("contact pair " + std::to_string(p) + " joins two fixed vertices");
@@ -253,7 +253,7 @@ void AsynchronousIntegrator::schedule_certificate(int pair) {
   // Conservative by a few ulps; an expiry that rounds to now expires now, so the loop always makes progress.
   const double ulps = 64 * std::numeric_limits<double>::epsilon() * std::max(1.0, std::abs(now_));
   const double when = exit <= ulps ? now_ : now_ + (exit - ulps);
-  queue_.push({when, 0, EventKind::Certificate, pair, p.deepest + 1, 0, p.certificate_version});
+  queue_.push({when, EventKind::Certificate, pair, p.deepest + 1, 0, p.certificate_version});
 }
 
 void AsynchronousIntegrator::activate(int pair, std::int64_t layer) {
@@ -277,8 +277,35 @@ void AsynchronousIntegrator::activate(int pair, std::int64_t layer) {
   p.deepest = layer;
   counters_.deepest_layer = std::max(counters_.deepest_layer, layer);
   ++counters_.activations;
-  queue_.push({clock.origin + static_cast<double>(tick) * clock.step, 0, EventKind::Layer, pair, layer, tick,
+  queue_.push({clock.origin + static_cast<double>(tick) * clock.step, EventKind::Layer, pair, layer, tick,
                clock.version});
+}
+
+AsynchronousState AsynchronousIntegrator::state() const {
+  AsynchronousState s;
+  s.time = now_;
+  s.counters = counters_;
+  s.x = x_;
+  s.v = v_;
+  s.t = t_;
+  s.pairs.assign(pairs_.begin(), pairs_.end());
+  s.events = queue_.events();
+  return s;
+}
+
+void AsynchronousIntegrator::restore(AsynchronousState s) {
+  if (s.x.size() != x_.size() || s.pairs.size() != pairs_.size())
+    throw InputError("asynchronous contact: the saved state has " + std::to_string(s.x.size()) + " vertices and " +
+                     std::to_string(s.pairs.size()) + " pairs, the scene " + std::to_string(x_.size()) + " and " +
+                     std::to_string(pairs_.size()));
+  now_ = s.time;
+  counters_ = s.counters;
+  x_ = std::move(s.x);
+  v_ = std::move(s.v);
+  t_ = std::move(s.t);
+  for (std::size_t p = 0; p < pairs_.size(); ++p) static_cast<PairState&>(pairs_[p]) = std::move(s.pairs[p]);
+  queue_.assign(std::move(s.events));
+  started_ = true;
 }
 
 double AsynchronousIntegrator::kinetic_energy() const {

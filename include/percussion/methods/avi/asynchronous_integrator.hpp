@@ -35,6 +35,31 @@ struct AsynchronousCounters {
   double min_distance = std::numeric_limits<double>::infinity();  // over every layer event and certificate
 };
 
+struct LayerClock {
+  double step = 0, origin = 0;  // its lattice: origin + tick · step
+  std::int64_t last_tick = 0;   // the last lattice point it kicked at
+  std::uint32_t version = 0;
+};
+
+// A contact pair's state: layers 1..deepest on the queue, each on its clock, and the slab certifying layer deepest + 1.
+struct PairState {
+  std::int64_t deepest = 0;
+  std::vector<LayerClock> clocks;  // index l − 1; kept when a layer drops, so it returns on its own lattice
+  geometry::SeparatingSlab slab;
+  std::uint32_t certificate_version = 0;
+};
+
+// Everything that changes as the integrator runs (what a checkpoint holds): restore() takes it into an integrator
+// built with the same vertices, springs, planes and pairs, which then continues bit for bit.
+struct AsynchronousState {
+  double time = 0;
+  AsynchronousCounters counters;
+  std::vector<Vec3> x, v;
+  std::vector<double> t;  // the time each vertex's x is at
+  std::vector<PairState> pairs;
+  std::vector<Event> events;
+};
+
 class AsynchronousIntegrator {
  public:
   explicit AsynchronousIntegrator(ContactSettings settings);
@@ -64,23 +89,17 @@ class AsynchronousIntegrator {
   std::int64_t active_layers(int pair) const { return pairs_[pair].deepest; }
   const AsynchronousCounters& counters() const { return counters_; }
 
+  AsynchronousState state() const;  // after start()
+  void restore(AsynchronousState state);
+
  private:
   struct Spring {
     int a, b;
     double stiffness, rest, step;
   };
-  struct LayerClock {
-    double step = 0, origin = 0;
-    std::int64_t last_tick = 0;  // the last lattice point it kicked at
-    std::uint32_t version = 0;
-  };
-  struct Pair {
+  struct Pair : PairState {
     int a = -1, b = -1;  // b < 0: plane −1 − b
     double reduced_mass = 0;
-    std::int64_t deepest = 0;  // layers 1..deepest are on the queue
-    std::vector<LayerClock> clocks;
-    geometry::SeparatingSlab slab;  // certifies layer deepest + 1
-    std::uint32_t certificate_version = 0;
   };
   struct Plane {
     Vec3 point, normal;
