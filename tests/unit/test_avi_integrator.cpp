@@ -20,14 +20,6 @@ using percussion::avi::AsynchronousIntegrator;
 using percussion::avi::ContactSettings;
 using percussion::avi::Vec3;
 
-ContactSettings settings(double eta, double k, double courant) {
-  ContactSettings s;
-  s.layers.eta = eta;
-  s.layers.stiffness = k;
-  s.courant = courant;
-  return s;
-}
-
 TEST(AviIntegrator, OneStepForEveryClockIsTheSynchronousIntegrator) {
   const double h = 0.01;
   const int steps = 10000;
@@ -41,7 +33,7 @@ TEST(AviIntegrator, OneStepForEveryClockIsTheSynchronousIntegrator) {
   const std::vector<S> springs{{0, 1, 50, 1.0}, {1, 2, 30, 1.2}, {0, 2, 10, 2.0}};
   const Vec3 g(0, 0, -1);
 
-  AsynchronousIntegrator avi(settings(0.1, 1, 0.1));
+  AsynchronousIntegrator avi(ContactSettings{{0.1, 1}, 0.1});
   for (int i = 0; i < 3; ++i) avi.add_vertex(x0[i], v0[i], m[i]);
   for (const S& s : springs) avi.add_spring(s.a, s.b, s.k, s.rest, h);
   avi.set_gravity(g, h);
@@ -70,7 +62,7 @@ TEST(AviIntegrator, OneStepForEveryClockIsTheSynchronousIntegrator) {
 
 // A free cloud of spheres, every pair a candidate: no external force, so P and L stay as they were.
 void cloud_keeps_momenta(double restitution, double friction) {
-  ContactSettings s = settings(0.02, 50, 0.05);
+  ContactSettings s{{0.02, 50}, 0.05};
   s.restitution = restitution;
   s.friction = friction;
   AsynchronousIntegrator avi(s);
@@ -110,7 +102,7 @@ void cloud_keeps_momenta(double restitution, double friction) {
 // state in a fresh integrator, it ends bit for bit where the uninterrupted run does.
 TEST(AviIntegrator, RestoredStateContinuesBitForBit) {
   const auto build = [] {
-    ContactSettings s = settings(0.02, 50, 0.05);
+    ContactSettings s{{0.02, 50}, 0.05};
     s.restitution = 0.6;
     s.friction = 0.2;
     auto avi = std::make_unique<AsynchronousIntegrator>(s);
@@ -158,7 +150,7 @@ struct EnergyRecord {
 };
 
 EnergyRecord spring_on_plane(bool aligned, double courant, double end) {
-  ContactSettings s = settings(0.1, 1000, courant);
+  ContactSettings s{{0.1, 1000}, courant};
   s.aligned_clocks = aligned;
   AsynchronousIntegrator avi(s);
   const int bottom = avi.add_vertex({0, 0, 1}, Vec3::Zero(), 1.0);
@@ -214,7 +206,7 @@ struct Bounce {
 };
 
 Bounce bounce(double k, double v, double restitution, double courant) {
-  ContactSettings s = settings(0.1, k, courant);
+  ContactSettings s{{0.1, k}, courant};
   s.restitution = restitution;
   AsynchronousIntegrator avi(s);
   const int vertex = avi.add_vertex({0, 0, 0.3}, {0, 0, -v}, 1.0);
@@ -264,7 +256,7 @@ TEST(AviIntegrator, RestitutionReturnsTheSquareRootOfItsCoefficient) {
 }
 
 TEST(AviIntegrator, FrictionStopsASlidingVertexWhereMuAndGravitySay) {
-  ContactSettings s = settings(0.1, 1000, 0.05);
+  ContactSettings s{{0.1, 1000}, 0.05};
   s.friction = 0.3;
   AsynchronousIntegrator avi(s);
   // At rest on layer 1's equilibrium, 2k(2η − d) = m g, sliding at 1.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "percussion/core/error.hpp"
+#include "percussion/geometry/closest_points.hpp"
 
 namespace percussion::avi {
 
@@ -39,27 +40,53 @@ int AsynchronousIntegrator::add_plane(const Vec3& point, const Vec3& normal) {
   return static_cast<int>(planes_.size()) - 1;
 }
 
+void AsynchronousIntegrator::add(Pair p) {
+  // μ_p = 1 / (1/min m_A + 1/min m_B): the lightest vertex of each side sets how fast the layers must tick.
+  double wa = 0, wb = 0;
+  for (int k = 0; k < p.count; ++k) {
+    double& w = k < p.side_a ? wa : wb;
+    w = std::max(w, inverse_mass_[p.vertices[k]]);
+  }
+  p.reduced_mass = 1.0 / (wa + wb);
+  pairs_.push_back(p);
+  for (int k = 0; k < p.count; ++k) pairs_of_vertex_[p.vertices[k]].push_back(static_cast<int>(pairs_.size()) - 1);
+}
+
 void AsynchronousIntegrator::add_pair(int a, int b) {
   Pair p;
-  p.a = a;
-  p.b = b;
-  p.reduced_mass = 1.0 / (inverse_mass_[a] + inverse_mass_[b]);
-  pairs_.push_back(p);
-  pairs_of_vertex_[a].push_back(static_cast<int>(pairs_.size()) - 1);
-  pairs_of_vertex_[b].push_back(static_cast<int>(pairs_.size()) - 1);
+  p.vertices = {a, b, 0, 0};
+  add(p);
 }
 
 void AsynchronousIntegrator::add_plane_pair(int plane, int vertex) {
   Pair p;
-  p.a = vertex;
-  p.b = -1 - plane;
-  p.reduced_mass = mass_[vertex];
-  pairs_.push_back(p);
-  pairs_of_vertex_[vertex].push_back(static_cast<int>(pairs_.size()) - 1);
+  p.type = PairType::SpherePlane;
+  p.vertices = {vertex, 0, 0, 0};
+  p.count = 1;
+  p.plane = plane;
+  add(p);
+}
+
+void AsynchronousIntegrator::add_vertex_triangle_pair(int vertex, int t0, int t1, int t2) {
+  Pair p;
+  p.type = PairType::VertexTriangle;
+  p.vertices = {vertex, t0, t1, t2};
+  p.count = 4;
+  add(p);
+}
+
+void AsynchronousIntegrator::add_edge_edge_pair(int a0, int a1, int b0, int b1) {
+  Pair p;
+  p.type = PairType::EdgeEdge;
+  p.vertices = {a0, a1, b0, b1};
+  p.side_a = 2;
+  p.count = 4;
+  add(p);
 }
 
 void AsynchronousIntegrator::start() {
   now_ = 0;
+  certificates_.reset(pairs_.size());
   for (std::size_t s = 0; s < springs_.size(); ++s) {
     Event e{springs_[s].step, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0};
     queue_.push(e);  // the first kick is at h: the initial velocity is the first half step's
@@ -77,8 +104,10 @@ void AsynchronousIntegrator::start() {
 
 void AsynchronousIntegrator::advance_to(double t) {
   if (!started_) start();
-  while (!queue_.empty() && queue_.top().time <= t) {
-    const Event e = queue_.pop();
+  for (;;) {
+    const bool lattice = !queue_.empty() && (certificates_.empty() || queue_.top() < certificates_.top());
+    if (lattice ? queue_.top().time > t : certificates_.empty() || certificates_.top().time > t) break;
+    const Event e = lattice ? queue_.pop() : certificates_.pop();
     now_ = e.time;
     switch (e.kind) {
       case EventKind::Spring: spring_event(e); break;
@@ -96,19 +125,45 @@ void AsynchronousIntegrator::sync(int i, double t) {
 }
 
 void AsynchronousIntegrator::sync_pair(const Pair& p, double t) {
-  sync(p.a, t);
-  if (p.b >= 0) sync(p.b, t);
+  for (int k = 0; k < p.count; ++k) sync(p.vertices[k], t);
 }
 
 AsynchronousIntegrator::Closest AsynchronousIntegrator::closest(const Pair& p) const {
-  const Vec3 xa = position(p.a);
-  if (p.b < 0) {
-    const Plane& plane = planes_[-1 - p.b];
-    return {plane.normal.dot(xa - plane.point) - radius_[p.a], plane.normal};
+  const auto x = [&](int k) { return position(p.vertices[k]); };
+  Closest c{0, Vec3::Zero(), {1, 0, 0, 0}};
+  Vec3 a = x(0), b;
+  double radii = 0;
+  switch (p.type) {
+    case PairType::Spheres:
+      b = x(1);
+      c.w[1] = -1;
+      radii = radius_[p.vertices[0]] + radius_[p.vertices[1]];
+      break;
+    case PairType::SpherePlane: {
+      const Plane& plane = planes_[p.plane];
+      c.d = plane.normal.dot(a - plane.point) - radius_[p.vertices[0]];
+      c.n = plane.normal;
+      return c;
+    }
+    case PairType::VertexTriangle: {
+      const auto w = geometry::point_triangle_closest(a, x(1), x(2), x(3));
+      b = w[0] * x(1) + w[1] * x(2) + w[2] * x(3);
+      c.w = {1, -w[0], -w[1], -w[2]};
+      break;
+    }
+    case PairType::EdgeEdge: {
+      const auto st = geometry::segment_segment_closest(x(0), x(1), x(2), x(3));
+      a = (1 - st[0]) * x(0) + st[0] * x(1);
+      b = (1 - st[1]) * x(2) + st[1] * x(3);
+      c.w = {1 - st[0], st[0], -(1 - st[1]), -st[1]};
+      break;
+    }
   }
-  const Vec3 diff = xa - position(p.b);
+  const Vec3 diff = a - b;
   const double length = diff.norm();
-  return {length - radius_[p.a] - radius_[p.b], diff / length};
+  c.d = length - radii;
+  c.n = diff / length;
+  return c;
 }
 
 double AsynchronousIntegrator::distance(int pair) const { return closest(pairs_[pair]).d; }
@@ -161,23 +216,26 @@ void AsynchronousIntegrator::layer_event(const Event& e) {
   if (!(c.d > 0))
     throw NumericalError("asynchronous contact: pair " + std::to_string(e.item) + " crossed (gap " +
                          std::to_string(c.d) + ") at t = " + std::to_string(e.time));
-  const Vec3 relative = p.b >= 0 ? Vec3(v_[p.a] - v_[p.b]) : v_[p.a];
+  Vec3 relative = Vec3::Zero();  // of a* against b*
+  for (int k = 0; k < p.count; ++k) relative += c.w[k] * v_[p.vertices[k]];
   const double normal_speed = relative.dot(c.n);
   const double slope = settings_.layers.derivative(e.layer, c.d);
   if (slope < 0) {
     const double scale = normal_speed > 0 ? settings_.restitution : 1.0;
     const double impulse = -clock.step * slope * scale;
-    const double wa = inverse_mass_[p.a], wb = p.b >= 0 ? inverse_mass_[p.b] : 0.0;
     Vec3 j = impulse * c.n;
     if (settings_.friction > 0) {
       const Vec3 tangential = relative - normal_speed * c.n;
       const double sliding = tangential.norm();
-      if (sliding > 0) j -= std::min(settings_.friction * impulse, sliding / (wa + wb)) / sliding * tangential;
+      double mobility = 0;  // 1 / effective mass of the closest points' relative motion
+      for (int k = 0; k < p.count; ++k) mobility += c.w[k] * c.w[k] * inverse_mass_[p.vertices[k]];
+      if (sliding > 0) j -= std::min(settings_.friction * impulse, sliding / mobility) / sliding * tangential;
     }
-    v_[p.a] += wa * j;
-    if (p.b >= 0) v_[p.b] -= wb * j;
-    kicked(p.a);
-    if (p.b >= 0) kicked(p.b);
+    for (int k = 0; k < p.count; ++k) {
+      const int i = p.vertices[k];
+      v_[i] += c.w[k] * inverse_mass_[i] * j;
+      kicked(i);
+    }
   } else if (e.layer == p.deepest && normal_speed > 0) {
     // Pushing nothing while the pair separates: a slab of this layer's reach certifies it and every deeper one.
     p.deepest = e.layer - 1;
@@ -195,10 +253,6 @@ void AsynchronousIntegrator::layer_event(const Event& e) {
 }
 
 void AsynchronousIntegrator::certificate_event(const Event& e) {
-  if (pairs_[e.item].certificate_version != e.version) {
-    ++counters_.stale_events;
-    return;
-  }
   ++counters_.certificate_events;
   sync_pair(pairs_[e.item], e.time);
   certify(e.item);
@@ -228,15 +282,20 @@ bool AsynchronousIntegrator::find_certificate(int pair, std::int64_t layer) {
   geometry::SeparatingSlab slab;
   slab.normal = c.n;
   slab.half = 0.5 * reach;
-  if (p.b < 0) {
+  if (p.type == PairType::SpherePlane) {
     // A fixed plane does not move: the slab lies on it and leaves all the room to the vertex.
-    slab.offset = c.n.dot(planes_[-1 - p.b].point) + slab.half;
+    slab.offset = c.n.dot(planes_[p.plane].point) + slab.half;
   } else {
-    const Vec3 a = position(p.a) - radius_[p.a] * c.n, b = position(p.b) + radius_[p.b] * c.n;
+    // Midway between the closest points (each sphere's surface point for spheres).
+    Vec3 a = Vec3::Zero(), b = Vec3::Zero();
+    for (int k = 0; k < p.count; ++k) (k < p.side_a ? a : b) += std::abs(c.w[k]) * position(p.vertices[k]);
+    if (p.type == PairType::Spheres) {
+      a -= radius_[p.vertices[0]] * c.n;
+      b += radius_[p.vertices[1]] * c.n;
+    }
     slab.offset = 0.5 * c.n.dot(a + b);
   }
-  double exit = slab.exit_time(+1, position(p.a), radius_[p.a], v_[p.a]);
-  if (p.b >= 0) exit = std::min(exit, slab.exit_time(-1, position(p.b), radius_[p.b], v_[p.b]));
+  const double exit = slab_exit(p, slab);
   // A slab about to expire saves nothing: activating the layer early is always safe.
   if (exit < settings_.layers.step(layer, p.reduced_mass, settings_.courant)) return false;
   p.slab = slab;
@@ -246,14 +305,26 @@ bool AsynchronousIntegrator::find_certificate(int pair, std::int64_t layer) {
 
 void AsynchronousIntegrator::schedule_certificate(int pair) {
   Pair& p = pairs_[pair];
-  ++p.certificate_version;
-  double exit = p.slab.exit_time(+1, position(p.a), radius_[p.a], v_[p.a]);
-  if (p.b >= 0) exit = std::min(exit, p.slab.exit_time(-1, position(p.b), radius_[p.b], v_[p.b]));
-  if (std::isinf(exit)) return;
+  const double exit = slab_exit(p, p.slab);
+  if (std::isinf(exit)) {
+    certificates_.erase(pair);
+    return;
+  }
   // Conservative by a few ulps; an expiry that rounds to now expires now, so the loop always makes progress.
   const double ulps = 64 * std::numeric_limits<double>::epsilon() * std::max(1.0, std::abs(now_));
   const double when = exit <= ulps ? now_ : now_ + (exit - ulps);
-  queue_.push({when, EventKind::Certificate, pair, p.deepest + 1, 0, p.certificate_version});
+  certificates_.set({when, EventKind::Certificate, pair, p.deepest + 1, 0, 0});
+}
+
+// Every vertex (sphere) of a convex primitive stays on its side of the slab, so the primitive does: the first to reach
+// the slab ends the certificate.
+double AsynchronousIntegrator::slab_exit(const Pair& p, const geometry::SeparatingSlab& slab) const {
+  double exit = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < p.count; ++k) {
+    const int i = p.vertices[k];
+    exit = std::min(exit, slab.exit_time(k < p.side_a ? +1 : -1, position(i), radius_[i], v_[i]));
+  }
+  return exit;
 }
 
 void AsynchronousIntegrator::activate(int pair, std::int64_t layer) {
@@ -290,6 +361,7 @@ AsynchronousState AsynchronousIntegrator::state() const {
   s.t = t_;
   s.pairs.assign(pairs_.begin(), pairs_.end());
   s.events = queue_.events();
+  s.events.insert(s.events.end(), certificates_.events().begin(), certificates_.events().end());
   return s;
 }
 
@@ -304,7 +376,13 @@ void AsynchronousIntegrator::restore(AsynchronousState s) {
   v_ = std::move(s.v);
   t_ = std::move(s.t);
   for (std::size_t p = 0; p < pairs_.size(); ++p) static_cast<PairState&>(pairs_[p]) = std::move(s.pairs[p]);
-  queue_.assign(std::move(s.events));
+  std::vector<Event> lattice;
+  certificates_.reset(pairs_.size());
+  for (const Event& e : s.events) {
+    if (e.kind == EventKind::Certificate) certificates_.set(e);
+    else lattice.push_back(e);
+  }
+  queue_.assign(std::move(lattice));
   started_ = true;
 }
 

@@ -1,12 +1,13 @@
 #pragma once
 // Asynchronous variational contact (notes 000, Algorithms 1–7 with the recommended 3′, 4′, 5′): point masses and
-// spheres joined by springs, under gravity, in contact with each other and with fixed planes through nested penalty
-// layers. Every potential kicks on its own time lattice j·h; positions drift linearly between events and are brought
+// spheres joined by springs, under gravity, in contact with each other, with fixed planes and, as the primitives of
+// triangle meshes (shells, cloth), vertex against triangle and edge against edge, through nested penalty layers. Every potential kicks on its own time lattice j·h; positions drift linearly between events and are brought
 // up to date only where an event reads them. Each candidate pair keeps its layers 1..L active and one separating-slab
 // certificate that layer L+1 is not: layers are activated on their own lattice when the certificate fails and
 // dropped, deepest first, when they push nothing and the pair separates.
 #include <Eigen/Core>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -46,7 +47,6 @@ struct PairState {
   std::int64_t deepest = 0;
   std::vector<LayerClock> clocks;  // index l − 1; kept when a layer drops, so it returns on its own lattice
   geometry::SeparatingSlab slab;
-  std::uint32_t certificate_version = 0;
 };
 
 // Everything that changes as the integrator runs (what a checkpoint holds): restore() takes it into an integrator
@@ -57,7 +57,7 @@ struct AsynchronousState {
   std::vector<Vec3> x, v;
   std::vector<double> t;  // the time each vertex's x is at
   std::vector<PairState> pairs;
-  std::vector<Event> events;
+  std::vector<Event> events;  // lattice events and certificate expiries
 };
 
 class AsynchronousIntegrator {
@@ -71,6 +71,9 @@ class AsynchronousIntegrator {
   int add_plane(const Vec3& point, const Vec3& normal);
   void add_pair(int a, int b);                 // two vertices (spheres)
   void add_plane_pair(int plane, int vertex);  // a vertex (sphere) and a fixed plane
+  // Mesh primitives (radius 0): they must not share a vertex (adjacent primitives are always in contact).
+  void add_vertex_triangle_pair(int vertex, int t0, int t1, int t2);
+  void add_edge_edge_pair(int a0, int a1, int b0, int b1);
 
   // Schedules every clock and certifies (or activates the layers of) every pair at t = 0; call once, after adding.
   void start();
@@ -97,20 +100,29 @@ class AsynchronousIntegrator {
     int a, b;
     double stiffness, rest, step;
   };
+  enum class PairType : std::uint8_t { Spheres, SpherePlane, VertexTriangle, EdgeEdge };
   struct Pair : PairState {
-    int a = -1, b = -1;  // b < 0: plane −1 − b
+    PairType type = PairType::Spheres;
+    std::array<int, 4> vertices{};  // side A's, then side B's
+    int side_a = 1, count = 2;      // side A has vertices[0, side_a), side B the rest up to count
+    int plane = -1;
     double reduced_mass = 0;
   };
   struct Plane {
     Vec3 point, normal;
   };
+  // The closest points a* = Σ w_k x_k (w_k > 0 on side A) and b* (w_k < 0 on side B): gap d (radii off) and the
+  // unit normal from b* to a*.
   struct Closest {
     double d;
-    Vec3 n;  // unit, from b towards a
+    Vec3 n;
+    std::array<double, 4> w;
   };
 
+  void add(Pair pair);
   void sync(int i, double t);
   void sync_pair(const Pair& p, double t);
+  double slab_exit(const Pair& p, const geometry::SeparatingSlab& slab) const;
   Closest closest(const Pair& p) const;  // at the vertices' own times: sync first
   double inverse_mass(int i) const { return inverse_mass_[i]; }
   void spring_event(const Event& e);
@@ -133,7 +145,8 @@ class AsynchronousIntegrator {
   std::vector<std::vector<int>> pairs_of_vertex_;
   Vec3 gravity_ = Vec3::Zero();
   double gravity_step_ = 0;
-  EventQueue queue_;
+  EventQueue queue_;  // springs, gravity, layers
+  CertificateQueue certificates_;
   double now_ = 0;
   bool started_ = false;
   AsynchronousCounters counters_;

@@ -2,7 +2,7 @@
 // The asynchronous integrator's one queue of events: force kicks on their clocks' lattices and certificate
 // expiries, in time order. Ties are broken by what the event is (kind, item, layer), never by when it was queued, so
 // the order depends only on the set of events: a restored queue, or one split over ranks, takes the same path.
-// Events are never removed: a superseded one carries an old version and its handler ignores it when it surfaces.
+// A lattice event is never removed: once superseded it carries an old version and its handler ignores it.
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
@@ -18,7 +18,7 @@ struct Event {
   std::int32_t item = 0;      // spring or pair index
   std::int64_t layer = 0;     // Layer and Certificate: the layer
   std::int64_t tick = 0;      // lattice events: time = origin + tick · step
-  std::uint32_t version = 0;  // Layer and Certificate: valid while it matches the pair's
+  std::uint32_t version = 0;  // Layer: valid while it matches its clock's
 };
 
 inline bool operator<(const Event& a, const Event& b) {
@@ -50,6 +50,69 @@ class EventQueue {
  private:
   static bool later(const Event& a, const Event& b) { return b < a; }
   std::vector<Event> heap_;
+};
+
+// The pending certificate expiry of each pair, at most one, moved in place when a kick changes it (a certificate is
+// rescheduled at every kick of its vertices: left in the main queue, the superseded ones would outnumber the rest).
+class CertificateQueue {
+ public:
+  void reset(std::size_t pairs) {
+    heap_.clear();
+    slot_.assign(pairs, kNone);
+  }
+  void set(const Event& e) {  // e.item is the pair
+    std::size_t& i = slot_[static_cast<std::size_t>(e.item)];
+    if (i == kNone) {
+      i = heap_.size();
+      heap_.push_back(e);
+    } else {
+      heap_[i] = e;
+    }
+    up(i);
+    down(slot_[static_cast<std::size_t>(e.item)]);
+  }
+  void erase(std::int32_t pair) {
+    const std::size_t i = slot_[static_cast<std::size_t>(pair)];
+    if (i == kNone) return;
+    swap(i, heap_.size() - 1);
+    heap_.pop_back();
+    slot_[static_cast<std::size_t>(pair)] = kNone;
+    if (i < heap_.size()) {
+      up(i);
+      down(slot_[static_cast<std::size_t>(heap_[i].item)]);
+    }
+  }
+  bool empty() const { return heap_.empty(); }
+  const Event& top() const { return heap_.front(); }
+  Event pop() {
+    const Event e = heap_.front();
+    erase(e.item);
+    return e;
+  }
+  const std::vector<Event>& events() const { return heap_; }
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  void swap(std::size_t a, std::size_t b) {
+    std::swap(heap_[a], heap_[b]);
+    slot_[static_cast<std::size_t>(heap_[a].item)] = a;
+    slot_[static_cast<std::size_t>(heap_[b].item)] = b;
+  }
+  void up(std::size_t i) {
+    for (; i > 0 && heap_[i] < heap_[(i - 1) / 2]; i = (i - 1) / 2) swap(i, (i - 1) / 2);
+  }
+  void down(std::size_t i) {
+    for (;;) {
+      std::size_t m = i;
+      for (std::size_t c = 2 * i + 1; c <= 2 * i + 2 && c < heap_.size(); ++c)
+        if (heap_[c] < heap_[m]) m = c;
+      if (m == i) return;
+      swap(i, m);
+      i = m;
+    }
+  }
+  std::vector<Event> heap_;
+  std::vector<std::size_t> slot_;
 };
 
 }  // namespace percussion::avi
