@@ -20,6 +20,8 @@
 #include "../support/block_matrix_support.hpp"
 #include "../support/ring_system_support.hpp"
 
+namespace mpi_block_preconditioners {
+
 using percussion::solvers::BlockSystem;
 using namespace percussion::test;
 namespace solvers = percussion::solvers;
@@ -191,3 +193,5 @@ TEST(BlockPreconditioners, SinglePrecisionIccStandsAlone) {
   VecDestroy(&x);
   MatDestroy(&A);
 }
+
+}  // namespace mpi_block_preconditioners

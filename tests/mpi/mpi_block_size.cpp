@@ -16,6 +16,8 @@
 
 #include "percussion/solvers/block_system.hpp"
 
+namespace mpi_block_size {
+
 using percussion::solvers::BlockSystem;
 
 namespace {
@@ -208,3 +210,5 @@ TEST(BlockSize, SixBlockPreconditionersRefuseThreeByThreeBlocks) {
     PetscOptionsClearValue(nullptr, "-sizetest_pc_type");
   }
 }
+
+}  // namespace mpi_block_size

@@ -18,6 +18,8 @@
 #include "percussion/solvers/block_system.hpp"
 #include "../support/ring_system_support.hpp"
 
+namespace mpi_block_system {
+
 using percussion::solvers::BlockSystem;
 using namespace percussion::test;
 
@@ -604,3 +606,5 @@ TEST(BlockSystem, ReplacementAssemblesTheMatrixOfTheLastPartToTheBit) {
   EXPECT_EQ(jacobi[0], jacobi[1]);
   EXPECT_EQ(icc[0], icc[1]);
 }
+
+}  // namespace mpi_block_system

@@ -23,6 +23,8 @@
 #include "percussion/parallel/ordered_sum.hpp"
 #include "../support/mpi_world.hpp"
 
+namespace mpi_distributed_items {
+
 using percussion::parallel::DistributedItems;
 using percussion::parallel::OrderedSum;
 using Vec3 = Eigen::Vector3d;
@@ -436,3 +438,5 @@ TEST(DistributedItems, BadReachThrowsOnEveryRank) {
   EXPECT_THROW(items.build_ghosts(std::span<const Vec3>(&x, 1), std::span<const double>(&reach, 1)),
                std::invalid_argument);
 }
+
+}  // namespace mpi_distributed_items

@@ -10,6 +10,8 @@
 #include "percussion/methods/bdem/model.hpp"
 #include "percussion/physics/bond_rest.hpp"
 
+namespace mpi_distributed_setup {
+
 using namespace percussion;
 
 namespace {
@@ -98,3 +100,5 @@ TEST(DistributedSetup, SeveralBodiesNumberedBodyAfterBody) {
 }
 
 }  // namespace
+
+}  // namespace mpi_distributed_setup

@@ -21,6 +21,8 @@
 #include "percussion/physics/quaternion.hpp"
 #include "../support/bdem_test_support.hpp"
 
+namespace mpi_explicit_bdem {
+
 using namespace percussion;
 using bdem::ExplicitBdem;
 using namespace percussion::test;
@@ -393,3 +395,5 @@ TEST(ExplicitBdem, RestartContinuesTheRun) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) std::filesystem::remove_all(dir);
 }
+
+}  // namespace mpi_explicit_bdem

@@ -20,6 +20,8 @@
 #include "percussion/methods/bdem/implicit_bdem.hpp"
 #include "../support/bdem_test_support.hpp"
 
+namespace mpi_fracture_match {
+
 using namespace percussion;
 using namespace percussion::test;
 
@@ -105,3 +107,5 @@ TEST(FractureMatch, ThreePointBendingCracksInTheSameFrameAtTwoResolutions) {
   EXPECT_GE(std::min(onset[0], onset[1]), 5);  // not at the first touch
   EXPECT_LE(std::abs(onset[0] - onset[1]), 1);
 }
+
+}  // namespace mpi_fracture_match

@@ -15,6 +15,8 @@
 
 #include "percussion/parallel/distributed_items.hpp"
 
+namespace mpi_halo {
+
 using percussion::parallel::DistributedItems;
 
 namespace {
@@ -132,3 +134,5 @@ TEST(Halo, RankWithoutItems) {
     if (rank != 0 && r > 0 && r < size) expected += 2;
   EXPECT_EQ(halo.ghosts(), expected);
 }
+
+}  // namespace mpi_halo

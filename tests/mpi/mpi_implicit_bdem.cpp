@@ -13,6 +13,8 @@
 
 #include "../support/implicit_test_support.hpp"
 
+namespace mpi_implicit_bdem {
+
 using namespace percussion;
 using bdem::ImplicitBdem;
 using namespace percussion::test;
@@ -225,3 +227,5 @@ TEST(ImplicitBdem, DrapeIsStableAtOneStepPerFrame) {
   EXPECT_GT(z_min, 0.45);          // ... but stays a bent beam
   EXPECT_NEAR(x_max, 0.576, 0.01);  // no inversion or stretching along the beam
 }
+
+}  // namespace mpi_implicit_bdem

@@ -13,6 +13,8 @@
 #include "percussion/physics/quaternion.hpp"
 #include "../support/implicit_test_support.hpp"
 
+namespace mpi_implicit_forms {
+
 using namespace percussion;
 using bdem::ImplicitBdem;
 using namespace percussion::test;
@@ -38,7 +40,7 @@ double midpoint_energy(ImplicitBdem& m, const std::vector<double>& x0, const std
 // Free block, conservative forces only, 200 steps of 20 critical steps, which resolve none of its elastic modes.
 // The first step projects the random velocities onto what the step can carry (both forms drop most of the
 // energy of modes with ωh ≫ 1); from there the midpoint form keeps its discrete energy, backward Euler damps.
-TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
+TEST(ImplicitForms, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
   struct Run { double loss, worst; };  // relative to the energy after the first step: final loss, largest deviation
   auto run = [](const std::string& form) {
     const bdem::BdemScene scene = block_scene("", 1e12, form);
@@ -77,7 +79,7 @@ TEST(ImplicitBdem, MidpointKeepsTheEnergyThatBackwardEulerDamps) {
 // contact without friction at 10 T, would gain energy at every step until every bond broke. At the step's end they
 // lose it, while the bonded plate still keeps what backward Euler would damp
 // (MidpointKeepsTheEnergyThatBackwardEulerDamps).
-TEST(ImplicitBdem, MidpointFragmentsInContactGainNoEnergy) {
+TEST(ImplicitForms, MidpointFragmentsInContactGainNoEnergy) {
   bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   scene.implicit.form = "midpoint";
   scene.implicit.step_factor = 10;
@@ -119,7 +121,7 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
 // backward-Euler step adds an error of order h² only), ~2x with backward Euler.
 // (At twice that h the modes' errors still partly cancel: ratios 5.7 for the midpoint form, 1.9 for backward
 // Euler, against a 32x smaller step; at this h 4.0 and 1.95.)
-TEST(ImplicitBdem, MidpointAndBdf2AreSecondOrderBackwardEulerFirst) {
+TEST(ImplicitForms, MidpointAndBdf2AreSecondOrderBackwardEulerFirst) {
   const double end = 0.002;
   const int n = 40;
   const auto reference = ring_chain("midpoint", end, 8 * n);
@@ -139,7 +141,7 @@ TEST(ImplicitBdem, MidpointAndBdf2AreSecondOrderBackwardEulerFirst) {
 
 // Free fall from rest: the midpoint form is exact for a constant force from the first step on (x = x_0 + ½gt²);
 // backward Euler is off by ½ g h t. Each step converges to the chain's tight tolerance in a few iterations.
-TEST(ImplicitBdem, MidpointFallsExactly) {
+TEST(ImplicitForms, MidpointFallsExactly) {
   const int steps = 10;
   const double h = 2e-3, t = steps * h;
   for (const std::string form : {"midpoint", "backward_euler"}) {
@@ -172,7 +174,7 @@ TEST(ImplicitBdem, MidpointFallsExactly) {
 // Last, a run whose every try fails and is halved (one Newton iteration each, step_cuts 1) starts from a history
 // over a full step: its first half step has the ratio ½. The spheres are apart and unbonded, so each Newton
 // iteration is exact.
-TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
+TEST(ImplicitForms, Bdf2FallsExactlyAcrossStepChanges) {
   const double h = 2e-3;
   bdem::BdemScene scene = chain_scene("bdf2", h);
   scene.bodies[0].bonded = false;
@@ -213,7 +215,7 @@ TEST(ImplicitBdem, Bdf2FallsExactlyAcrossStepChanges) {
 // ½ h h_prev ∇V (the variable-step midpoint rule), exact for a constant force; ½ h² (the rule for equal steps) is
 // off by ½ g h (h − h_prev) after one step: 1.5e-4 m at 8x. The checkpoint records the step its gradient is from.
 // A cut's half steps after a whole one, and the undone try's gradient restored, likewise.
-TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
+TEST(ImplicitForms, MidpointFallsExactlyAcrossStepChanges) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/midpoint.h5";
@@ -260,7 +262,7 @@ TEST(ImplicitBdem, MidpointFallsExactlyAcrossStepChanges) {
 // Free spheres spinning about different axes at ωh = 0.5: a free spin is a geodesic on S³, which the midpoint
 // form's predictor (q̂ = exp(ωh) ⊗ q_n) and velocity recovery (ω = 2 log(q_{n+1} ⊗ q̄_n)/h) follow exactly.
 // The chord predictor q_n + h q̇_n lost (ωh)²/8 of ω a step (3% here).
-TEST(ImplicitBdem, MidpointKeepsAFreeSpin) {
+TEST(ImplicitForms, MidpointKeepsAFreeSpin) {
   const double h = 1e-3, omega_h = 0.5;
   const int steps = 50;
   bdem::BdemScene scene = chain_scene("midpoint", h);
@@ -284,3 +286,5 @@ TEST(ImplicitBdem, MidpointKeepsAFreeSpin) {
     EXPECT_LE((Eigen::Map<const Eigen::Vector4d>(&q[4 * i]) - exact).norm(), 1e-8) << "sphere " << i;
   }
 }
+
+}  // namespace mpi_implicit_forms

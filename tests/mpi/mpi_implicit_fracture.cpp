@@ -14,6 +14,8 @@
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "../support/implicit_test_support.hpp"
 
+namespace mpi_implicit_fracture {
+
 using namespace percussion;
 using bdem::ImplicitBdem;
 using namespace percussion::test;
@@ -23,7 +25,7 @@ using namespace percussion::test;
 // ∇V from the last midpoint, which a failed attempt overwrites). A twisted, translating end (its rotation centre
 // moves, so the second half must start at the right time) and a floor with friction; one Newton iteration per
 // try (cut_scene), so every full step is cut once and every half step is left unconverged.
-TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
+TEST(ImplicitFracture, CutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
     const bdem::BdemScene cut = cut_scene(form);
     bdem::BdemScene halves = cut;
@@ -50,7 +52,7 @@ TEST(ImplicitBdem, CutStepIsTwoHalfSteps) {
 // two half steps: the same state and broken bonds as a run at half the step, in both forms. A weak block pulled
 // apart at one end: the first step's end state is several times over strength, so it is cut once; without the
 // ratio the same step breaks its bonds from a different state.
-TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
+TEST(ImplicitFracture, FractureCutStepIsTwoHalfSteps) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
     bdem::BdemScene cut = pulled_block_scene(form);
     cut.implicit.fracture_cut_ratio = 1.5;
@@ -84,7 +86,7 @@ TEST(ImplicitBdem, FractureCutStepIsTwoHalfSteps) {
 // several times past its strength within the first step: the paper's single check breaks every bond over strength
 // in that state, all through the block; the rounds break where it parts first, and the pieces then carry no load.
 // Every rank decides each round alike (the serial run's bonds and state).
-TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
+TEST(ImplicitFracture, FractureRoundsLetTheLoadRedistribute) {
   bdem::BdemScene rounds = pulled_block_scene("bdf2");
   rounds.implicit.fracture_rounds = 50;
   bdem::BdemScene single = rounds;
@@ -120,7 +122,7 @@ TEST(ImplicitBdem, FractureRoundsLetTheLoadRedistribute) {
 // block breaks in its first interval: that interval is the explicit run's first N steps to the bit (the same
 // state, forces and time), and with a long window every later interval is explicit too. Every rank count breaks
 // the serial run's bonds; without a window the run goes back to minimising once the block has parted.
-TEST(ImplicitBdem, ExplicitFractureTakesTheExplicitRunsSteps) {
+TEST(ImplicitFracture, ExplicitFractureTakesTheExplicitRunsSteps) {
   bdem::BdemScene hybrid = pulled_block_scene("bdf2");
   hybrid.implicit.fracture_integrator = "explicit";
   hybrid.implicit.explicit_window = 1000;
@@ -164,7 +166,7 @@ TEST(ImplicitBdem, ExplicitFractureTakesTheExplicitRunsSteps) {
 // the step's end. The slowly pulled weak block (transient_block_scene): the step's state is the plain run's to the
 // bit; the bonds broken are those an explicit run continued from the plain run's checkpoint has broken after as many
 // steps; every rank count breaks the serial run's bonds.
-TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
+TEST(ImplicitFracture, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/plain.h5";
@@ -209,7 +211,7 @@ TEST(ImplicitBdem, FractureTransientBreaksWhatTheExplicitReleaseBreaks) {
 // implicit.fracture_transient_reach: only the particles near the transient's breaks take its steps. Reaching past
 // the block it is the whole-body transient to the bit. A reach of 3 r moves part of the block and still breaks
 // more than the step's check, and every rank count breaks the serial run's bonds.
-TEST(ImplicitBdem, FractureTransientReachMovesTheParticlesNearTheBreaks) {
+TEST(ImplicitFracture, FractureTransientReachMovesTheParticlesNearTheBreaks) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bdem::BdemScene whole = transient_block_scene();
@@ -240,7 +242,7 @@ TEST(ImplicitBdem, FractureTransientReachMovesTheParticlesNearTheBreaks) {
 // second step is two half steps at once (one fracture cut in all, the states of a run at half the step), and its
 // third tries the whole step again. A checkpoint carries the depth: a run restarted after the first step takes the
 // same second step bit for bit.
-TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
+TEST(ImplicitFracture, FractureCutDepthCarriesToTheNextStep) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/cut.h5";
@@ -280,7 +282,7 @@ TEST(ImplicitBdem, FractureCutDepthCarriesToTheNextStep) {
 // their halves 6-7 each: the run breaks the same bonds within 2 % and keeps the same energy within 5 % (the Newton
 // iterations it saves are a benchmark figure: scripts/bench/newton_settings.sh). A checkpoint carries the depth: a run restarted after the impact step takes
 // the same halves bit for bit.
-TEST(ImplicitBdem, NewtonEffortSplitsTheNextStep) {
+TEST(ImplicitFracture, NewtonEffortSplitsTheNextStep) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   bdem::BdemScene adaptive = shipped_scene("drop_small.json");
@@ -311,3 +313,5 @@ TEST(ImplicitBdem, NewtonEffortSplitsTheNextStep) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::filesystem::remove_all(dir);
 }
+
+}  // namespace mpi_implicit_fracture

@@ -10,6 +10,8 @@
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "../support/implicit_test_support.hpp"
 
+namespace mpi_implicit_newton {
+
 using namespace percussion;
 using bdem::ImplicitBdem;
 using namespace percussion::test;
@@ -18,7 +20,7 @@ using namespace percussion::test;
 // a time step after a shifted factorisation), block symmetric Gauss–Seidel or point-block Jacobi, reach the
 // minimisers that scalar Jacobi reaches, and so do D-ILU's, rebuilt whenever a contact opens or closes, and
 // Gauss–Seidel's as the default preconditioner's blocks, set up again after every assembly.
-TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
+TEST(ImplicitNewton, FallbacksReachTheSameMinimisers) {
   bdem::BdemScene base = shipped_scene("plate_drop_small.json");
   base.implicit.form = "bdf2";  // the steps of 20 T on which IC(0) meets indefinite pivots
   base.implicit.fracture_transient = 0;  // (and the paper's fracture check, whose trajectory meets them)
@@ -54,7 +56,7 @@ TEST(ImplicitBdem, FallbacksReachTheSameMinimisers) {
 // changes the path: three-point bending through its crack reaches the same minimisers and breaks the same bonds
 // as assembling at every iteration, with fewer assemblies. (How many fewer is a benchmark figure:
 // scripts/bench/newton_settings.sh.)
-TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
+TEST(ImplicitNewton, LaggedHessianReachesTheSameMinimisers) {
   bdem::BdemScene lagged = shipped_scene("three_point_bending_small.json");
   lagged.implicit.tolerance = 1e-8;
   lagged.time.end = 14 * *lagged.time.step;  // past the crack's start at step 9
@@ -73,7 +75,7 @@ TEST(ImplicitBdem, LaggedHessianReachesTheSameMinimisers) {
 // reaches the same minimisers and breaks the same bonds as assembling in full, with fewer full assemblies (the
 // Newton iterations either way are a benchmark figure: scripts/bench/newton_settings.sh). On 2
 // and 3 ranks the pairs across ranks send their blocks' changes to the owners as the full assembly sends blocks.
-TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
+TEST(ImplicitNewton, ContactRefreshReachesTheSameMinimisers) {
   bdem::BdemScene refreshed = shipped_scene("plate_drop_small.json");
   refreshed.implicit.form = "bdf2";  // steps of 20 T, over which many contacts open and close
   refreshed.implicit.step_factor = 20;
@@ -92,7 +94,7 @@ TEST(ImplicitBdem, ContactRefreshReachesTheSameMinimisers) {
 // branch in its model, which is solved again before the line search. On the plate drop, whose contacts open and
 // close within its steps, the rounds switch branches and reach the same minimisers and broken bonds as the plain
 // iteration. (The Newton iterations they save are a benchmark figure: scripts/bench/newton_settings.sh.)
-TEST(ImplicitBdem, ActiveSetRoundsReachTheSameMinimisers) {
+TEST(ImplicitNewton, ActiveSetRoundsReachTheSameMinimisers) {
   bdem::BdemScene rounds = shipped_scene("plate_drop_small.json");
   rounds.implicit.form = "bdf2";
   rounds.implicit.step_factor = 20;
@@ -111,7 +113,7 @@ TEST(ImplicitBdem, ActiveSetRoundsReachTheSameMinimisers) {
 // opened or closed) only changes the path: the sagging cantilever reaches the same minimisers as assembling at
 // every iteration, with fewer assemblies than steps, in both forms. (Restarts with a carried matrix are bit for
 // bit: RestartContinuesTheRun and its variants write their checkpoints mid-carry.)
-TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
+TEST(ImplicitNewton, CarriedMatrixReachesTheSameMinimisers) {
   for (const std::string form : {"backward_euler", "midpoint", "bdf2"}) {
     const bdem::BdemScene carried = block_scene(kCantilever, 1e12, form);
     bdem::BdemScene fresh = carried;
@@ -141,7 +143,7 @@ TEST(ImplicitBdem, CarriedMatrixReachesTheSameMinimisers) {
 // it is taken and leaves the same physics: broken bonds within 1 % and energy within 2 % of plain backtracking. (The
 // two runs cut different steps in half, so their time steps differ there and the states agree only that far. The
 // Newton iterations it saves are a benchmark figure: scripts/bench/newton_settings.sh.)
-TEST(ImplicitBdem, LineSearchExtrapolationKeepsThePhysics) {
+TEST(ImplicitNewton, LineSearchExtrapolationKeepsThePhysics) {
   bdem::BdemScene extrapolating = shipped_scene("drop_small.json");
   extrapolating.integrator = "implicit";
   extrapolating.implicit.contact_normal = "current";  // the penalty whose projected Hessian is too stiff
@@ -164,7 +166,7 @@ TEST(ImplicitBdem, LineSearchExtrapolationKeepsThePhysics) {
 // and each other) it shortens the first trial of many iterations, with the same physics: broken bonds within 1 % and
 // energy within 2 % of plain backtracking (the two paths through the non-convex landscape reach other minimisers,
 // which backward Euler damps alike). (The trials it saves are a benchmark figure: scripts/bench/newton_settings.sh.)
-TEST(ImplicitBdem, ContactLineModelKeepsThePhysics) {
+TEST(ImplicitNewton, ContactLineModelKeepsThePhysics) {
   bdem::BdemScene modelled = shipped_scene("drop_small.json");
   modelled.integrator = "implicit";
   modelled.implicit.split_above_iterations = 0;  // both at the same steps
@@ -187,7 +189,7 @@ TEST(ImplicitBdem, ContactLineModelKeepsThePhysics) {
 // normals following the iterate. The incremental potential is not convex there, and the two runs reach different
 // minimisers, which backward Euler damped alike: their energies within 2 % of each other, both below the explicit
 // run's over the same time. (The Newton iterations they save are a benchmark figure: scripts/bench/newton_settings.sh.)
-TEST(ImplicitBdem, PredictedContactNormalsKeepThePhysics) {
+TEST(ImplicitNewton, PredictedContactNormalsKeepThePhysics) {
   bdem::BdemScene predicted = shipped_scene("drop_small.json");
   predicted.integrator = "implicit";
   ASSERT_EQ(predicted.implicit.contact_normal, "predicted");  // the default
@@ -211,3 +213,5 @@ TEST(ImplicitBdem, PredictedContactNormalsKeepThePhysics) {
   EXPECT_LT(b.final.total, expected.total);
   EXPECT_NEAR(a.final.total, b.final.total, 0.02 * b.final.total);
 }
+
+}  // namespace mpi_implicit_newton

@@ -13,6 +13,8 @@
 #include "percussion/methods/bdem/explicit_bdem.hpp"
 #include "../support/implicit_test_support.hpp"
 
+namespace mpi_implicit_restart {
+
 using namespace percussion;
 using bdem::ImplicitBdem;
 using namespace percussion::test;
@@ -60,11 +62,13 @@ void expect_restart_continues_the_run(const bdem::BdemScene& scene, int half = 6
   if (rank == 0) std::filesystem::remove_all(dir);
 }
 
-TEST(ImplicitBdem, RestartContinuesTheRun) { expect_restart_continues_the_run(block_scene(kCantilever)); }
+TEST(ImplicitRestart, RestartContinuesTheRun) { expect_restart_continues_the_run(block_scene(kCantilever)); }
 
 // The transient leaves nothing behind but broken bonds, so a checkpoint between breaking steps continues bit for bit.
-TEST(ImplicitBdem, FractureTransientRestartContinuesTheRun) { expect_restart_continues_the_run(transient_block_scene(), 3); }
-TEST(ImplicitBdem, FractureTransientReachRestartContinuesTheRun) {
+TEST(ImplicitRestart, FractureTransientRestartContinuesTheRun) {
+  expect_restart_continues_the_run(transient_block_scene(), 3);
+}
+TEST(ImplicitRestart, FractureTransientReachRestartContinuesTheRun) {
   bdem::BdemScene scene = transient_block_scene();
   scene.implicit.fracture_transient_reach = 3;
   expect_restart_continues_the_run(scene, 3);
@@ -74,7 +78,7 @@ TEST(ImplicitBdem, FractureTransientReachRestartContinuesTheRun) {
 // explicit run at the implicit step would blow up at once). The pulled end follows its prescribed motion through
 // both switches (with the time counted from step 0 at the new step, it would jump back to near its start), a
 // restart of the continuation continues it bit for bit, and the way back to the implicit step keeps the time too.
-TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
+TEST(ImplicitRestart, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), implicit_path = dir + "/implicit.h5", explicit_path = dir + "/explicit.h5";
@@ -132,7 +136,7 @@ TEST(ImplicitBdem, OtherIntegratorContinuesACheckpointAtItsOwnStep) {
 }
 
 // A checkpoint inside an explicit window continues it: the restart takes the same explicit intervals.
-TEST(ImplicitBdem, ExplicitFractureRestartContinuesTheRun) {
+TEST(ImplicitRestart, ExplicitFractureRestartContinuesTheRun) {
   bdem::BdemScene scene = pulled_block_scene("bdf2");
   scene.implicit.fracture_integrator = "explicit";
   scene.implicit.explicit_window = 2;
@@ -142,7 +146,7 @@ TEST(ImplicitBdem, ExplicitFractureRestartContinuesTheRun) {
 // Three loose spheres resting on the cantilever: the matrix carried into the step after the checkpoint holds
 // contact blocks along normals taken at a predictor, which the checkpoint keeps (particles/newton_matrix_state),
 // so the restart assembles the same matrix and continues bit for bit.
-TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
+TEST(ImplicitRestart, ContactRestartContinuesTheRun) {
   std::string loose;
   for (const char* xy : {"0.128, 0.0252376", "0.16, 0.08066323", "0.096, 0.08066323"})  // above top-layer particles
     loose += std::string(R"(, { "material": "m", "particle_radius": 0.016, "shape": { "type": "sphere", "center": [)") +
@@ -190,7 +194,7 @@ TEST(ImplicitBdem, ContactRestartContinuesTheRun) {
 // rounds), and the next step keeps that refreshed matrix with its contacts brought up to date again. The restart
 // assembles the matrix at the state its kept blocks are from and refreshes the contacts as the interrupted run
 // does: bit for bit, the refreshes in between notwithstanding.
-TEST(ImplicitBdem, RefreshedMatrixCarriesAcrossARestart) {
+TEST(ImplicitRestart, RefreshedMatrixCarriesAcrossARestart) {
   bdem::BdemScene scene = shipped_scene("plate_drop_small.json");
   for (Material& m : scene.materials) m.tensile_strength = m.shear_strength = 1e12;
   scene.implicit.tolerance = 1e-10;
@@ -214,25 +218,25 @@ TEST(ImplicitBdem, RefreshedMatrixCarriesAcrossARestart) {
   expect_restart_continues_the_run(scene, half);
 }
 
-TEST(ImplicitBdem, DiluRestartContinuesTheRun) {
+TEST(ImplicitRestart, DiluRestartContinuesTheRun) {
   bdem::BdemScene scene = block_scene(kCantilever);
   scene.implicit.petsc_options = {{"-bdem_sub_pc_type", "dilu"}};
   expect_restart_continues_the_run(scene);
 }
 
 // The midpoint form carries ∇V at the last midpoint through the checkpoint.
-TEST(ImplicitBdem, MidpointRestartContinuesTheRun) {
+TEST(ImplicitRestart, MidpointRestartContinuesTheRun) {
   expect_restart_continues_the_run(block_scene(kCantilever, 1e12, "midpoint"));
 }
 
 // BDF2 carries x, q, v, ω of the last step's start (particles/bdf2_history) through the checkpoint.
-TEST(ImplicitBdem, Bdf2RestartContinuesTheRun) {
+TEST(ImplicitRestart, Bdf2RestartContinuesTheRun) {
   expect_restart_continues_the_run(block_scene(kCantilever, 1e12, "bdf2"));
 }
 
 // Runs whose every step is cut (cut_scene) restart bit-identically on the same ranks: a failed try's rebuilds
 // and the half steps leave nothing behind that a checkpoint at the step's end does not carry.
-TEST(ImplicitBdem, CutRestartContinuesTheRun) {
+TEST(ImplicitRestart, CutRestartContinuesTheRun) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/half.h5";
@@ -255,7 +259,7 @@ TEST(ImplicitBdem, CutRestartContinuesTheRun) {
 
 // one carries no gradient and takes the same steps as a fresh start from the checkpoint's state. So does a file
 // that does not record its form (written before the "form" attribute); a midpoint checkpoint keeps its gradient.
-TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
+TEST(ImplicitRestart, MidpointRestartFromExplicitCheckpointStartsFresh) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/explicit.h5", carried = dir + "/carried.h5";
@@ -299,7 +303,7 @@ TEST(ImplicitBdem, MidpointRestartFromExplicitCheckpointStartsFresh) {
 // BDF2 restarted from a backward-Euler checkpoint has no x_{n−1}: it takes the same steps as a fresh start from the
 // checkpoint's state (a backward-Euler step first). A BDF2 checkpoint carries one, with the step it spans, and a
 // run restarted from it takes a BDF2 step at once: other states than a fresh start's.
-TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
+TEST(ImplicitRestart, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/be.h5";
@@ -337,7 +341,7 @@ TEST(ImplicitBdem, Bdf2RestartFromBackwardEulerCheckpointStartsFresh) {
 
 // The other way round: the explicit integrator restarted from a midpoint checkpoint must not take its ∇V
 // (opposite sign, no gravity) as forces; it continues as a fresh explicit start from the same state.
-TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
+TEST(ImplicitRestart, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/midpoint.h5";
@@ -369,7 +373,7 @@ TEST(ImplicitBdem, ExplicitRestartFromImplicitCheckpointRecomputesForces) {
 // After a step whose IC(0) had to shift, the next steps start on point-block Jacobi (1, 2, 4, 8 of them while it
 // keeps shifting) instead of factoring IC(0) only to drop it. The checkpoint carries how many are left, so a
 // restart takes the same path, bit for bit; and the run reaches the minimisers of one that always tries IC(0).
-TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
+TEST(ImplicitRestart, PointBlockJacobiStepsCarryThroughARestart) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string dir = shared_temp_dir(), path = dir + "/shifted.h5";
@@ -409,3 +413,5 @@ TEST(ImplicitBdem, PointBlockJacobiStepsCarryThroughARestart) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::filesystem::remove_all(dir);
 }
+
+}  // namespace mpi_implicit_restart

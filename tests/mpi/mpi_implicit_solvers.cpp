@@ -15,6 +15,8 @@
 #include "../support/implicit_test_support.hpp"
 #include "../support/mpi_world.hpp"
 
+namespace mpi_implicit_solvers {
+
 using namespace percussion;
 using namespace percussion::test;
 
@@ -82,3 +84,5 @@ TEST(ImplicitSolvers, PreconditionersByNameTakeTheIterationsOfBefore) {
     EXPECT_EQ(a.counters, b.counters) << e.name;
   }
 }
+
+}  // namespace mpi_implicit_solvers

@@ -15,6 +15,8 @@
 
 #include "../support/io_test_support.hpp"
 
+namespace mpi_io_files {
+
 namespace {
 
 using namespace percussion::test;
@@ -182,3 +184,5 @@ TEST(Inspect, CompareLastFramesMeasuresTheExactPerturbation) {
 }
 
 }  // namespace
+
+}  // namespace mpi_io_files

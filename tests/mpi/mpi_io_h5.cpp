@@ -13,6 +13,8 @@
 
 #include "../support/io_test_support.hpp"
 
+namespace mpi_io_h5 {
+
 namespace {
 
 using namespace percussion::test;
@@ -253,3 +255,5 @@ TEST(H5Files, MissingAndNonHdf5FilesNameThePath) {
 }
 
 }  // namespace
+
+}  // namespace mpi_io_h5

@@ -19,6 +19,8 @@
 #include "percussion/io/inspect.hpp"
 #include "percussion/io/trajectory.hpp"
 
+namespace mpi_io_mesh_bodies {
+
 namespace {
 
 using namespace percussion::test;
@@ -411,3 +413,5 @@ TEST(TrajectoryXdmf, ParticlesMeshAndBodiesGridsMatchTheDatasets) {
 }
 
 }  // namespace
+
+}  // namespace mpi_io_mesh_bodies

@@ -15,6 +15,8 @@
 #include "percussion/io/inspect.hpp"
 #include "percussion/io/trajectory.hpp"
 
+namespace mpi_io_observables {
+
 namespace {
 
 using namespace percussion::test;
@@ -217,3 +219,5 @@ TEST(NamedObservables, TheFixedObservablesKeepTheirNamesAndInfoPrintsThemAll) {
 }
 
 }  // namespace
+
+}  // namespace mpi_io_observables

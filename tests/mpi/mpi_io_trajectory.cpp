@@ -14,6 +14,8 @@
 
 #include "../support/io_test_support.hpp"
 
+namespace mpi_io_trajectory {
+
 namespace {
 
 using namespace percussion::test;
@@ -195,3 +197,5 @@ TEST(Trajectory, XdmfIsWellFormedAndNamesTheRightCounts) {
 }
 
 }  // namespace
+
+}  // namespace mpi_io_trajectory

@@ -11,6 +11,8 @@
 #include "../support/ipc_contact_support.hpp"
 #include "percussion/geometry/distance/edge_edge_mollifier.hpp"
 
+namespace mpi_ipc_contact {
+
 namespace {
 
 using namespace ipc_contact_test;
@@ -226,3 +228,5 @@ TEST(IpcContact, TwoCopiesOfASceneHaveTwiceItsEnergy) {
 }
 
 }  // namespace
+
+}  // namespace mpi_ipc_contact

@@ -10,6 +10,8 @@
 #include "percussion/methods/ipc/contact_step_bound.hpp"
 #include "percussion/methods/ipc/contact_stiffness.hpp"
 
+namespace mpi_ipc_contact_step {
+
 namespace {
 
 using namespace ipc_contact_test;
@@ -190,3 +192,5 @@ TEST(IpcContactStep, LaggedFrictionDerivativesAndRankCounts) {
 }
 
 }  // namespace
+
+}  // namespace mpi_ipc_contact_step

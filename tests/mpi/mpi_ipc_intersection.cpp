@@ -11,6 +11,8 @@
 #include "percussion/geometry/intersection/segment_segment.hpp"
 #include "percussion/methods/ipc/contact_intersection.hpp"
 
+namespace mpi_ipc_intersection {
+
 namespace {
 
 using namespace ipc_contact_test;
@@ -188,3 +190,5 @@ TEST(IpcIntersection, ABodyInsideAnotherIsFoundByRayParity) {
 }
 
 }  // namespace
+
+}  // namespace mpi_ipc_intersection

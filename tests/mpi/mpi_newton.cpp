@@ -15,6 +15,8 @@
 #include "percussion/solvers/newton.hpp"
 #include "../support/mpi_world.hpp"
 
+namespace mpi_newton {
+
 using namespace percussion;
 using percussion::test::world_rank;
 using percussion::test::world_size;
@@ -282,3 +284,5 @@ TEST(Newton, ReportsAFailedLineSearchAndRestoresTheIterate) {
   EXPECT_EQ(newton.counters().line_search_failures, 1);
   expect_same_on_all_ranks(r);
 }
+
+}  // namespace mpi_newton

@@ -10,6 +10,8 @@
 #include "percussion/parallel/owner_directory.hpp"
 #include "../support/mpi_world.hpp"
 
+namespace mpi_owner_directory {
+
 using percussion::parallel::directory_rank;
 using percussion::parallel::find_owners;
 using percussion::test::world_rank;
@@ -104,3 +106,5 @@ TEST(OwnerDirectory, MisuseReportedOnEveryRank) {
   const std::vector<std::int64_t> query{1};
   EXPECT_EQ(find_owners(MPI_COMM_WORLD, mine, 10, query), std::vector<int>{size - 1});
 }
+
+}  // namespace mpi_owner_directory

@@ -18,6 +18,8 @@
 #include "../support/lattice_graph.hpp"
 #include "../support/mpi_world.hpp"
 
+namespace mpi_partition_distributed {
+
 using percussion::parallel::partition_distributed;
 using percussion::parallel::partition_graph;
 using percussion::test::Lattice;
@@ -186,3 +188,5 @@ TEST(PartitionDistributed, UnknownPartitionerTypeIsAnErrorNotACrash) {
   PetscOptionsClearValue(nullptr, "-partition_mat_partitioning_type");
   EXPECT_EQ(gather_parts(std::vector<int>(1, 0)).size(), static_cast<std::size_t>(world_size()));  // still talking
 }
+
+}  // namespace mpi_partition_distributed

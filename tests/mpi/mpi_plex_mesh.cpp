@@ -12,6 +12,8 @@
 #include "../support/plex_mesh_support.hpp"
 #include "percussion/geometry/mesh/plex_mesh.hpp"
 
+namespace mpi_plex_mesh {
+
 namespace {
 
 using namespace percussion::geometry;
@@ -174,3 +176,5 @@ TEST(PlexMesh, CellEdgesFollowTheDocumentedOrder) {
 }
 
 }  // namespace
+
+}  // namespace mpi_plex_mesh

@@ -16,6 +16,8 @@
 #include "percussion/geometry/mesh/gmsh_generator.hpp"
 #include "percussion/geometry/mesh/plex_mesh.hpp"
 
+namespace mpi_plex_mesh_gmsh {
+
 namespace {
 
 using namespace percussion::geometry;
@@ -115,3 +117,5 @@ TEST(PlexMeshGmsh, MixedDimensionsReflectionsAndUnknownPartitionersAreInputError
 }
 
 }  // namespace
+
+}  // namespace mpi_plex_mesh_gmsh

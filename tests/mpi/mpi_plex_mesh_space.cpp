@@ -9,9 +9,20 @@
 #include "../support/plex_mesh_support.hpp"
 #include "percussion/geometry/mesh/displacement_space.hpp"
 
+namespace mpi_plex_mesh_space {
+
 namespace {
 
-using namespace percussion::geometry;
+// Names, not the whole namespace: percussion::geometry's Mat and Vec (Eigen) would make PETSc's Mat and Vec ambiguous
+// wherever an earlier file of the unity batch includes them.
+using percussion::geometry::BallShape;
+using percussion::geometry::build_plex_mesh;
+using percussion::geometry::DiskShape;
+using percussion::geometry::DisplacementSpace;
+using percussion::geometry::make_displacement_space;
+using percussion::geometry::MeshBody;
+using percussion::geometry::MeshOptions;
+using percussion::geometry::PlexMesh;
 
 // (global vertex id, first dof) of every local vertex on every rank, gathered on rank 0: each id one dof.
 void expect_one_dof_per_vertex(const PlexMesh& mesh, const DisplacementSpace& space) {
@@ -149,3 +160,5 @@ TEST(DisplacementSpace, BallDofsMatchEulersFormula) {
 }
 
 }  // namespace
+
+}  // namespace mpi_plex_mesh_space
