@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "percussion/core/error.hpp"
 #include "percussion/geometry/closest_points.hpp"
 #include "percussion/geometry/distance/edge_edge.hpp"
 #include "percussion/geometry/distance/point_triangle.hpp"
@@ -134,6 +135,29 @@ TEST(AviMeshContact, ClothPatchDroppedOnAFloorNeverGoesThrough) {
   // It has landed: resting within the first layers' reach, nearly still.
   for (int v : cloth) EXPECT_LT(avi.position(v).z(), 2 * 0.01);
   EXPECT_LT(avi.kinetic_energy(), 0.05 * 9.81 * 0.14);
+}
+
+TEST(AviMeshContact, ImpossibleInputIsRefused) {
+  AsynchronousIntegrator avi(ContactSettings{{0.01, 1000}, 0.05});
+  const int a = avi.add_vertex({0, 0, 0}, Vec3::Zero(), 1.0), b = avi.add_vertex({1, 0, 0}, Vec3::Zero(), 1.0);
+  const int c = avi.add_vertex({0, 1, 0}, Vec3::Zero(), 1.0), d = avi.add_vertex({0, 0, 1}, Vec3::Zero(), 1.0);
+  EXPECT_THROW(avi.add_vertex({0, 0, 0}, Vec3::Zero(), -1.0), percussion::InputError);
+  EXPECT_THROW(avi.add_vertex({0, 0, std::nan("")}, Vec3::Zero(), 1.0), percussion::InputError);
+  EXPECT_THROW(avi.add_spring(a, a, 1, 1, 0.01), percussion::InputError);
+  EXPECT_THROW(avi.add_spring(a, b, 1, 1, 0), percussion::InputError);
+  EXPECT_THROW(avi.add_vertex_triangle_pair(a, a, b, c), percussion::InputError);  // shares a vertex
+  EXPECT_THROW(avi.add_edge_edge_pair(a, b, b, c), percussion::InputError);
+  EXPECT_THROW(avi.add_edge_edge_pair(a, b, c, 9), percussion::InputError);
+  EXPECT_THROW(avi.add_plane_pair(3, a), percussion::InputError);
+  EXPECT_THROW(avi.add_plane({0, 0, 0}, Vec3::Zero()), percussion::InputError);
+  avi.add_edge_edge_pair(a, b, c, d);
+  avi.add_vertex_triangle_pair(d, a, b, c);
+  EXPECT_NO_THROW(avi.start());
+  // Spheres that overlap at t = 0 have no barrier to start from.
+  AsynchronousIntegrator overlap(ContactSettings{{0.01, 1000}, 0.05});
+  overlap.add_pair(overlap.add_vertex({0, 0, 0}, Vec3::Zero(), 1.0, 0.5),
+                   overlap.add_vertex({0.9, 0, 0}, Vec3::Zero(), 1.0, 0.5));
+  EXPECT_THROW(overlap.start(), percussion::InputError);
 }
 
 }  // namespace test_avi_mesh_contact

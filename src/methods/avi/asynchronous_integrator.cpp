@@ -15,7 +15,18 @@ namespace percussion::avi {
 
 AsynchronousIntegrator::AsynchronousIntegrator(ContactSettings settings) : settings_(settings) {}
 
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InputError("asynchronous contact: " + what);
+}
+
+}  // namespace
+
 int AsynchronousIntegrator::add_vertex(const Vec3& x, const Vec3& v, double mass, double radius) {
+  require(x.allFinite() && v.allFinite(), "a vertex's position and velocity must be finite");
+  require(mass > 0, "a vertex's mass must be positive (+inf fixes it), not " + std::to_string(mass));
+  require(radius >= 0 && std::isfinite(radius), "a vertex's radius must be ≥ 0");
   x_.push_back(x);
   v_.push_back(std::isinf(mass) ? Vec3::Zero() : v);
   t_.push_back(0.0);
@@ -27,6 +38,8 @@ int AsynchronousIntegrator::add_vertex(const Vec3& x, const Vec3& v, double mass
 }
 
 void AsynchronousIntegrator::add_spring(int a, int b, double stiffness, double rest_length, double step) {
+  require(valid(a) && valid(b) && a != b, "a spring joins two different vertices");
+  require(stiffness >= 0 && rest_length >= 0 && step > 0, "a spring needs stiffness ≥ 0, rest length ≥ 0, step > 0");
   springs_.push_back({a, b, stiffness, rest_length, step});
 }
 
@@ -36,11 +49,20 @@ void AsynchronousIntegrator::set_gravity(const Vec3& g, double step) {
 }
 
 int AsynchronousIntegrator::add_plane(const Vec3& point, const Vec3& normal) {
+  require(point.allFinite() && normal.allFinite() && normal.norm() > 0, "a plane needs a point and a non-zero normal");
   planes_.push_back({point, normal.normalized()});
   return static_cast<int>(planes_.size()) - 1;
 }
 
 void AsynchronousIntegrator::add(Pair p) {
+  require(!started_, "pairs are added before the run starts");
+  for (int k = 0; k < p.count; ++k) {
+    require(valid(p.vertices[k]), "a contact pair names vertex " + std::to_string(p.vertices[k]) + ", which does not exist");
+    for (int m = p.side_a; m < p.count; ++m)
+      require(k >= p.side_a || p.vertices[k] != p.vertices[m], "a contact pair's primitives share a vertex");
+  }
+  require(p.type != PairType::SpherePlane || (p.plane >= 0 && p.plane < static_cast<int>(planes_.size())),
+          "a contact pair names a plane that does not exist");
   // μ_p = 1 / (1/min m_A + 1/min m_B): the lightest vertex of each side sets how fast the layers must tick.
   double wa = 0, wb = 0;
   for (int k = 0; k < p.count; ++k) {

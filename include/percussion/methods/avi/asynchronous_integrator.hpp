@@ -64,7 +64,7 @@ class AsynchronousIntegrator {
  public:
   explicit AsynchronousIntegrator(ContactSettings settings);
 
-  // mass = +∞ fixes the vertex. Returns the vertex index.
+  // mass = +∞ fixes the vertex. Returns the vertex index. Each add_* throws InputError on an impossible argument.
   int add_vertex(const Vec3& x, const Vec3& v, double mass, double radius = 0.0);
   void add_spring(int a, int b, double stiffness, double rest_length, double step);
   void set_gravity(const Vec3& g, double step);
@@ -120,6 +120,7 @@ class AsynchronousIntegrator {
   };
 
   void add(Pair pair);
+  bool valid(int vertex) const { return vertex >= 0 && vertex < static_cast<int>(mass_.size()); }
   void sync(int i, double t);
   void sync_pair(const Pair& p, double t);
   double slab_exit(const Pair& p, const geometry::SeparatingSlab& slab) const;
