@@ -108,6 +108,7 @@ void AsynchronousIntegrator::add_edge_edge_pair(int a0, int a1, int b0, int b1) 
 
 void AsynchronousIntegrator::start() {
   now_ = 0;
+  if (skin_ > 0) rebuild_sphere_pairs();
   certificates_.reset(pairs_.size());
   for (std::size_t s = 0; s < springs_.size(); ++s) {
     Event e{springs_[s].step, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0};
@@ -115,6 +116,7 @@ void AsynchronousIntegrator::start() {
   }
   if (gravity_step_ > 0 && gravity_.squaredNorm() > 0) queue_.push({gravity_step_, EventKind::Gravity, 0, 0, 1, 0});
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
+    if (!pairs_[p].live) continue;
     if (!std::isfinite(pairs_[p].reduced_mass) || pairs_[p].reduced_mass <= 0)
       throw InputError("contact pair " + std::to_string(p) + " joins two fixed vertices");
     if (!(distance(static_cast<int>(p)) > 0))
@@ -127,15 +129,21 @@ void AsynchronousIntegrator::start() {
 void AsynchronousIntegrator::advance_to(double t) {
   if (!started_) start();
   for (;;) {
-    const bool lattice = !queue_.empty() && (certificates_.empty() || queue_.top() < certificates_.top());
-    if (lattice ? queue_.top().time > t : certificates_.empty() || certificates_.top().time > t) break;
-    const Event e = lattice ? queue_.pop() : certificates_.pop();
+    // The earliest of the three queues' tops.
+    const Event* next = queue_.empty() ? nullptr : &queue_.top();
+    if (!certificates_.empty() && (!next || certificates_.top() < *next)) next = &certificates_.top();
+    if (!skins_.empty() && (!next || skins_.top() < *next)) next = &skins_.top();
+    if (!next || next->time > t) break;
+    const Event e = next->kind == EventKind::Certificate ? certificates_.pop()
+                    : next->kind == EventKind::Skin      ? skins_.pop()
+                                                         : queue_.pop();
     now_ = e.time;
     switch (e.kind) {
       case EventKind::Spring: spring_event(e); break;
       case EventKind::Gravity: gravity_event(e); break;
       case EventKind::Layer: layer_event(e); break;
       case EventKind::Certificate: certificate_event(e); break;
+      case EventKind::Skin: rebuild_sphere_pairs(); break;
     }
   }
   now_ = std::max(now_, t);
@@ -216,7 +224,11 @@ void AsynchronousIntegrator::gravity_event(const Event& e) {
     sync(static_cast<int>(i), e.time);
     v_[i] += dv;
   }
-  for (std::size_t p = 0; p < pairs_.size(); ++p) schedule_certificate(static_cast<int>(p));
+  for (std::size_t p = 0; p < pairs_.size(); ++p)
+    if (pairs_[p].live) schedule_certificate(static_cast<int>(p));
+  if (skin_ > 0)
+    for (std::size_t i = 0; i < x_.size(); ++i)
+      if (radius_[i] > 0 && inverse_mass_[i] > 0) schedule_skin(static_cast<int>(i));
   Event next = e;
   next.tick = e.tick + 1;
   next.time = static_cast<double>(next.tick) * gravity_step_;
@@ -232,7 +244,6 @@ void AsynchronousIntegrator::layer_event(const Event& e) {
   ++counters_.layer_events;
   LayerClock& clock = p.clocks[e.layer - 1];
   clock.last_tick = e.tick;
-  sync_pair(p, e.time);
   const Closest c = closest(p);
   counters_.min_distance = std::min(counters_.min_distance, c.d);
   if (!(c.d > 0))
@@ -253,6 +264,9 @@ void AsynchronousIntegrator::layer_event(const Event& e) {
       for (int k = 0; k < p.count; ++k) mobility += c.w[k] * c.w[k] * inverse_mass_[p.vertices[k]];
       if (sliding > 0) j -= std::min(settings_.friction * impulse, sliding / mobility) / sliding * tangential;
     }
+    // Positions are brought up to date only where velocities change, so a vertex's position depends on its kicks
+    // alone, not on how often others looked at it.
+    sync_pair(p, e.time);
     for (int k = 0; k < p.count; ++k) {
       const int i = p.vertices[k];
       v_[i] += c.w[k] * inverse_mass_[i] * j;
@@ -276,12 +290,12 @@ void AsynchronousIntegrator::layer_event(const Event& e) {
 
 void AsynchronousIntegrator::certificate_event(const Event& e) {
   ++counters_.certificate_events;
-  sync_pair(pairs_[e.item], e.time);
   certify(e.item);
 }
 
 void AsynchronousIntegrator::kicked(int vertex) {
   for (int p : pairs_of_vertex_[vertex]) schedule_certificate(p);
+  if (skin_ > 0 && radius_[vertex] > 0) schedule_skin(vertex);
 }
 
 void AsynchronousIntegrator::certify(int pair) {
@@ -381,27 +395,37 @@ AsynchronousState AsynchronousIntegrator::state() const {
   s.x = x_;
   s.v = v_;
   s.t = t_;
-  s.pairs.assign(pairs_.begin(), pairs_.end());
+  s.pairs = pairs_;
+  s.free_slots = free_slots_;
+  s.anchors = anchor_;
   s.events = queue_.events();
   s.events.insert(s.events.end(), certificates_.events().begin(), certificates_.events().end());
+  s.events.insert(s.events.end(), skins_.events().begin(), skins_.events().end());
   return s;
 }
 
 void AsynchronousIntegrator::restore(AsynchronousState s) {
-  if (s.x.size() != x_.size() || s.pairs.size() != pairs_.size())
-    throw InputError("asynchronous contact: the saved state has " + std::to_string(s.x.size()) + " vertices and " +
-                     std::to_string(s.pairs.size()) + " pairs, the scene " + std::to_string(x_.size()) + " and " +
-                     std::to_string(pairs_.size()));
+  if (s.x.size() != x_.size())
+    throw InputError("asynchronous contact: the saved state has " + std::to_string(s.x.size()) +
+                     " vertices, the scene " + std::to_string(x_.size()));
   now_ = s.time;
   counters_ = s.counters;
   x_ = std::move(s.x);
   v_ = std::move(s.v);
   t_ = std::move(s.t);
-  for (std::size_t p = 0; p < pairs_.size(); ++p) static_cast<PairState&>(pairs_[p]) = std::move(s.pairs[p]);
+  pairs_ = std::move(s.pairs);
+  free_slots_ = std::move(s.free_slots);
+  anchor_ = std::move(s.anchors);
+  for (auto& list : pairs_of_vertex_) list.clear();
+  for (std::size_t p = 0; p < pairs_.size(); ++p)
+    if (pairs_[p].live)
+      for (int k = 0; k < pairs_[p].count; ++k) pairs_of_vertex_[pairs_[p].vertices[k]].push_back(static_cast<int>(p));
   std::vector<Event> lattice;
   certificates_.reset(pairs_.size());
+  skins_.reset(x_.size());
   for (const Event& e : s.events) {
     if (e.kind == EventKind::Certificate) certificates_.set(e);
+    else if (e.kind == EventKind::Skin) skins_.set(e);
     else lattice.push_back(e);
   }
   queue_.assign(std::move(lattice));
@@ -423,7 +447,8 @@ double AsynchronousIntegrator::potential_energy() const {
   }
   for (std::size_t i = 0; i < x_.size(); ++i)
     if (inverse_mass_[i] > 0) e -= mass_[i] * gravity_.dot(position(static_cast<int>(i)));
-  for (std::size_t p = 0; p < pairs_.size(); ++p) e += settings_.layers.barrier_energy(distance(static_cast<int>(p)));
+  for (std::size_t p = 0; p < pairs_.size(); ++p)
+    if (pairs_[p].live) e += settings_.layers.barrier_energy(distance(static_cast<int>(p)));
   return e;
 }
 

@@ -31,7 +31,7 @@ struct ContactSettings {
 
 struct AsynchronousCounters {
   std::int64_t spring_events = 0, gravity_events = 0, layer_events = 0, certificate_events = 0, stale_events = 0;
-  std::int64_t activations = 0, deactivations = 0;
+  std::int64_t activations = 0, deactivations = 0, rebuilds = 0;
   std::int64_t deepest_layer = 0;                               // over the run
   double min_distance = std::numeric_limits<double>::infinity();  // over every layer event and certificate
 };
@@ -49,6 +49,18 @@ struct PairState {
   geometry::SeparatingSlab slab;
 };
 
+enum class PairType : std::uint8_t { Spheres, SpherePlane, VertexTriangle, EdgeEdge };
+
+struct ContactPair : PairState {
+  PairType type = PairType::Spheres;
+  std::array<int, 4> vertices{};  // side A's, then side B's
+  int side_a = 1, count = 2;      // side A has vertices[0, side_a), side B the rest up to count
+  int plane = -1;
+  double reduced_mass = 0;
+  bool live = true;      // a released slot waits for the next pair the broad phase finds
+  bool found = false;    // found by the broad phase, which releases it once it is out of reach
+};
+
 // Everything that changes as the integrator runs (what a checkpoint holds): restore() takes it into an integrator
 // built with the same vertices, springs, planes and pairs, which then continues bit for bit.
 struct AsynchronousState {
@@ -56,8 +68,10 @@ struct AsynchronousState {
   AsynchronousCounters counters;
   std::vector<Vec3> x, v;
   std::vector<double> t;  // the time each vertex's x is at
-  std::vector<PairState> pairs;
-  std::vector<Event> events;  // lattice events and certificate expiries
+  std::vector<ContactPair> pairs;
+  std::vector<int> free_slots;
+  std::vector<Vec3> anchors;  // where the broad phase last saw each vertex
+  std::vector<Event> events;  // lattice events, certificate and skin expiries
 };
 
 class AsynchronousIntegrator {
@@ -74,6 +88,12 @@ class AsynchronousIntegrator {
   // Mesh primitives (radius 0): they must not share a vertex (adjacent primitives are always in contact).
   void add_vertex_triangle_pair(int vertex, int t0, int t1, int t2);
   void add_edge_edge_pair(int a0, int a1, int b0, int b1);
+
+  // Sphere pairs found and kept by the integrator: two vertices of radius > 0 become a pair while their surfaces are
+  // within 2η + skin; the set is rebuilt when a sphere has moved skin/2 from where the last build saw it (an event
+  // like a certificate's), so no pair left out can come within its first layer's reach. Call before start().
+  void find_sphere_pairs(double skin);
+  std::size_t pair_count() const { return pairs_.size() - free_slots_.size(); }
 
   // Schedules every clock and certifies (or activates the layers of) every pair at t = 0; call once, after adding.
   void start();
@@ -100,14 +120,7 @@ class AsynchronousIntegrator {
     int a, b;
     double stiffness, rest, step;
   };
-  enum class PairType : std::uint8_t { Spheres, SpherePlane, VertexTriangle, EdgeEdge };
-  struct Pair : PairState {
-    PairType type = PairType::Spheres;
-    std::array<int, 4> vertices{};  // side A's, then side B's
-    int side_a = 1, count = 2;      // side A has vertices[0, side_a), side B the rest up to count
-    int plane = -1;
-    double reduced_mass = 0;
-  };
+  using Pair = ContactPair;
   struct Plane {
     Vec3 point, normal;
   };
@@ -124,7 +137,7 @@ class AsynchronousIntegrator {
   void sync(int i, double t);
   void sync_pair(const Pair& p, double t);
   double slab_exit(const Pair& p, const geometry::SeparatingSlab& slab) const;
-  Closest closest(const Pair& p) const;  // at the vertices' own times: sync first
+  Closest closest(const Pair& p) const;  // at the current time
   double inverse_mass(int i) const { return inverse_mass_[i]; }
   void spring_event(const Event& e);
   void gravity_event(const Event& e);
@@ -136,6 +149,10 @@ class AsynchronousIntegrator {
   void schedule_certificate(int pair);
   void activate(int pair, std::int64_t layer);
   void push_layer(int pair, std::int64_t layer);
+  // The broad phase (sphere_pairs.cpp).
+  void rebuild_sphere_pairs();
+  void release(int pair);
+  void schedule_skin(int vertex);
 
   ContactSettings settings_;
   std::vector<Vec3> x_, v_;
@@ -148,6 +165,10 @@ class AsynchronousIntegrator {
   double gravity_step_ = 0;
   EventQueue queue_;  // springs, gravity, layers
   CertificateQueue certificates_;
+  double skin_ = 0;  // 0: no broad phase
+  std::vector<Vec3> anchor_;
+  CertificateQueue skins_;  // one expiry per sphere, keyed by vertex
+  std::vector<int> free_slots_;
   double now_ = 0;
   bool started_ = false;
   AsynchronousCounters counters_;

@@ -10,7 +10,7 @@
 
 namespace percussion::avi {
 
-enum class EventKind : std::uint8_t { Spring, Gravity, Layer, Certificate };
+enum class EventKind : std::uint8_t { Spring, Gravity, Layer, Certificate, Skin };
 
 struct Event {
   double time = 0;
@@ -52,15 +52,16 @@ class EventQueue {
   std::vector<Event> heap_;
 };
 
-// The pending certificate expiry of each pair, at most one, moved in place when a kick changes it (a certificate is
+// The pending certificate expiry of each pair (or skin expiry of each sphere), at most one, moved in place when a kick changes it (a certificate is
 // rescheduled at every kick of its vertices: left in the main queue, the superseded ones would outnumber the rest).
 class CertificateQueue {
  public:
-  void reset(std::size_t pairs) {
+  void reset(std::size_t items) {
     heap_.clear();
-    slot_.assign(pairs, kNone);
+    slot_.assign(items, kNone);
   }
-  void set(const Event& e) {  // e.item is the pair
+  void reset_size(std::size_t items) { slot_.resize(std::max(slot_.size(), items), kNone); }  // keeps what is queued
+  void set(const Event& e) {  // keyed by e.item
     std::size_t& i = slot_[static_cast<std::size_t>(e.item)];
     if (i == kNone) {
       i = heap_.size();
