@@ -2,8 +2,7 @@
 // magnitude U[0, 10] m/s, η = 0.01 m, k so that a 5 m/s impact reaches about three layers, C = 0.05. Prints one JSON
 // object of figures per case: events per second, layer and certificate events, rebuilds, the deepest layer, the energy
 // change, and how many pair evaluations a synchronous integrator at the smallest layer step used would need per one
-// of the asynchronous run; and the broad phase against every pair on a smaller box: the same kicks, apart from the
-// order of kicks at one instant (equal masses put many pairs on one lattice, and ties go by pair index).
+// of the asynchronous run; and the broad phase against every pair on a smaller box, which gives the same trajectory.
 // Usage: avi_box [SPHERES [END_TIME]]   (not a test: scripts/bench/avi.sh runs it)
 #include <algorithm>
 #include <chrono>

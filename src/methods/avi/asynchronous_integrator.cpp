@@ -111,7 +111,8 @@ void AsynchronousIntegrator::start() {
   if (skin_ > 0) rebuild_sphere_pairs();
   certificates_.reset(pairs_.size());
   for (std::size_t s = 0; s < springs_.size(); ++s) {
-    Event e{springs_[s].step, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0};
+    Event e{springs_[s].step, EventKind::Spring, static_cast<std::int32_t>(s), 0, 1, 0,
+            {static_cast<std::int32_t>(s), 0, 0, 0, 0}};
     queue_.push(e);  // the first kick is at h: the initial velocity is the first half step's
   }
   if (gravity_step_ > 0 && gravity_.squaredNorm() > 0) queue_.push({gravity_step_, EventKind::Gravity, 0, 0, 1, 0});
@@ -349,7 +350,12 @@ void AsynchronousIntegrator::schedule_certificate(int pair) {
   // Conservative by a few ulps; an expiry that rounds to now expires now, so the loop always makes progress.
   const double ulps = 64 * std::numeric_limits<double>::epsilon() * std::max(1.0, std::abs(now_));
   const double when = exit <= ulps ? now_ : now_ + (exit - ulps);
-  certificates_.set({when, EventKind::Certificate, pair, p.deepest + 1, 0, 0});
+  certificates_.set({when, EventKind::Certificate, pair, p.deepest + 1, 0, 0, identity(p)});
+}
+
+std::array<std::int32_t, 5> AsynchronousIntegrator::identity(const Pair& p) {
+  return {static_cast<std::int32_t>(p.type), p.vertices[0], p.type == PairType::SpherePlane ? -1 - p.plane : p.vertices[1],
+          p.vertices[2], p.vertices[3]};
 }
 
 // Every vertex (sphere) of a convex primitive stays on its side of the slab, so the primitive does: the first to reach
@@ -385,7 +391,7 @@ void AsynchronousIntegrator::activate(int pair, std::int64_t layer) {
   counters_.deepest_layer = std::max(counters_.deepest_layer, layer);
   ++counters_.activations;
   queue_.push({clock.origin + static_cast<double>(tick) * clock.step, EventKind::Layer, pair, layer, tick,
-               clock.version});
+               clock.version, identity(p)});
 }
 
 AsynchronousState AsynchronousIntegrator::state() const {

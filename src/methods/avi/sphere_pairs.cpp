@@ -118,7 +118,7 @@ void AsynchronousIntegrator::schedule_skin(int vertex) {
   }
   double exit = c >= 0 ? 0.0 : (-b + std::sqrt(b * b - a * c)) / a;
   const double ulps = 64 * std::numeric_limits<double>::epsilon() * std::max(1.0, std::abs(now_));
-  skins_.set({exit <= ulps ? now_ : now_ + (exit - ulps), EventKind::Skin, vertex, 0, 0, 0});
+  skins_.set({exit <= ulps ? now_ : now_ + (exit - ulps), EventKind::Skin, vertex, 0, 0, 0, {vertex, 0, 0, 0, 0}});
 }
 
 }  // namespace percussion::avi

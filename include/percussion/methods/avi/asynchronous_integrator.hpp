@@ -148,7 +148,7 @@ class AsynchronousIntegrator {
   bool find_certificate(int pair, std::int64_t layer);
   void schedule_certificate(int pair);
   void activate(int pair, std::int64_t layer);
-  void push_layer(int pair, std::int64_t layer);
+  static std::array<std::int32_t, 5> identity(const Pair& p);  // orders a pair's events among simultaneous ones
   // The broad phase (sphere_pairs.cpp).
   void rebuild_sphere_pairs();
   void release(int pair);

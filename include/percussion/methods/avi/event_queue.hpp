@@ -1,9 +1,12 @@
 #pragma once
 // The asynchronous integrator's one queue of events: force kicks on their clocks' lattices and certificate
-// expiries, in time order. Ties are broken by what the event is (kind, item, layer), never by when it was queued, so
-// the order depends only on the set of events: a restored queue, or one split over ranks, takes the same path.
+// expiries, in time order. Ties are broken by what the event is (kind, then for a pair's events the pair's own
+// vertices, then its layer), never by when it was queued or where the pair is stored, so the order depends only on
+// the set of events: a restored queue, a broad phase that numbers pairs differently, or ranks holding parts of the
+// queue take the same path.
 // A lattice event is never removed: once superseded it carries an old version and its handler ignores it.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -15,15 +18,17 @@ enum class EventKind : std::uint8_t { Spring, Gravity, Layer, Certificate, Skin 
 struct Event {
   double time = 0;
   EventKind kind = EventKind::Spring;
-  std::int32_t item = 0;      // spring or pair index
+  std::int32_t item = 0;      // spring, pair or vertex index
   std::int64_t layer = 0;     // Layer and Certificate: the layer
   std::int64_t tick = 0;      // lattice events: time = origin + tick · step
   std::uint32_t version = 0;  // Layer: valid while it matches its clock's
+  // Layer and Certificate: the pair's type and vertices (a plane pair: the vertex and −1 − plane); else item.
+  std::array<std::int32_t, 5> identity{};
 };
 
 inline bool operator<(const Event& a, const Event& b) {
-  return std::tie(a.time, a.kind, a.item, a.layer, a.version, a.tick) <
-         std::tie(b.time, b.kind, b.item, b.layer, b.version, b.tick);
+  return std::tie(a.time, a.kind, a.identity, a.layer, a.version, a.tick, a.item) <
+         std::tie(b.time, b.kind, b.identity, b.layer, b.version, b.tick, b.item);
 }
 
 class EventQueue {
