@@ -138,7 +138,6 @@ class AsynchronousIntegrator {
   void sync_pair(const Pair& p, double t);
   double slab_exit(const Pair& p, const geometry::SeparatingSlab& slab) const;
   Closest closest(const Pair& p) const;  // at the current time
-  double inverse_mass(int i) const { return inverse_mass_[i]; }
   void spring_event(const Event& e);
   void gravity_event(const Event& e);
   void layer_event(const Event& e);
