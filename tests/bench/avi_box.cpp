@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "../support/avi_sphere_box.hpp"
 #include "percussion/methods/avi/asynchronous_integrator.hpp"
 
 namespace {
@@ -20,29 +21,13 @@ using percussion::avi::ContactSettings;
 using percussion::avi::Vec3;
 
 void fill(AsynchronousIntegrator& avi, int spheres, bool gravity, bool every_pair) {
-  const double side = 3.0, r = 0.1;
   std::mt19937_64 random(2026);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> g(0, 1);
-  std::vector<Vec3> centres;
-  while (static_cast<int>(centres.size()) < spheres) {
-    const Vec3 c = Vec3(r + 0.02, r + 0.02, r + 0.02) + (side - 2 * r - 0.04) * Vec3(u(random), u(random), u(random));
-    bool free = true;
-    for (const Vec3& o : centres) free = free && (c - o).squaredNorm() > 4.1 * r * r;
-    if (free) centres.push_back(c);
-  }
-  std::vector<int> planes;
-  for (int axis = 0; axis < 3; ++axis) {
-    Vec3 n = Vec3::Zero();
-    n[axis] = 1;
-    planes.push_back(avi.add_plane(Vec3::Zero(), n));
-    planes.push_back(avi.add_plane(side * n, -n));
-  }
-  for (const Vec3& c : centres) {
+  percussion::test::sphere_box(avi, spheres, 3.0, 0.1, 1.0, random, [&] {
     const Vec3 direction = Vec3(g(random), g(random), g(random)).normalized();
-    const int v = avi.add_vertex(c, 10 * u(random) * direction, 1.0, r);
-    for (int p : planes) avi.add_plane_pair(p, v);
-  }
+    return Vec3(10 * u(random) * direction);
+  });
   if (every_pair)
     for (int a = 0; a < spheres; ++a)
       for (int b = a + 1; b < spheres; ++b) avi.add_pair(a, b);

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "../support/avi_sphere_box.hpp"
 #include "percussion/methods/avi/asynchronous_integrator.hpp"
 
 namespace test_avi_granular {
@@ -17,27 +18,9 @@ using percussion::avi::ContactSettings;
 using percussion::avi::Vec3;
 
 void box(AsynchronousIntegrator& avi, int spheres) {
-  const double side = 1.0, r = 0.05;
   std::mt19937_64 random(17);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<Vec3> centres;
-  while (static_cast<int>(centres.size()) < spheres) {
-    const Vec3 c = Vec3(r + 0.01, r + 0.01, r + 0.01) + (side - 2 * r - 0.02) * Vec3(u(random), u(random), u(random));
-    bool free = true;
-    for (const Vec3& o : centres) free = free && (c - o).squaredNorm() > 4.2 * r * r;
-    if (free) centres.push_back(c);
-  }
-  std::vector<int> planes;
-  for (int axis = 0; axis < 3; ++axis) {
-    Vec3 n = Vec3::Zero();
-    n[axis] = 1;
-    planes.push_back(avi.add_plane(Vec3::Zero(), n));
-    planes.push_back(avi.add_plane(side * n, -n));
-  }
-  for (const Vec3& c : centres) {
-    const int v = avi.add_vertex(c, 2 * Vec3(u(random) - 0.5, u(random) - 0.5, u(random) - 0.5), 0.1, r);
-    for (int p : planes) avi.add_plane_pair(p, v);
-  }
+  std::uniform_real_distribution<double> u(-1, 1);
+  percussion::test::sphere_box(avi, spheres, 1.0, 0.05, 0.1, random, [&] { return Vec3(u(random), u(random), u(random)); });
   avi.find_sphere_pairs(0.03);
   avi.set_gravity({0, 0, -9.81}, 1e-3);
 }
