@@ -20,7 +20,8 @@ using percussion::avi::Vec3;
 void box(AsynchronousIntegrator& avi, int spheres) {
   std::mt19937_64 random(17);
   std::uniform_real_distribution<double> u(-1, 1);
-  percussion::test::sphere_box(avi, spheres, 1.0, 0.05, 0.1, random, [&] { return Vec3(u(random), u(random), u(random)); });
+  const auto velocity = [&] { return Vec3(u(random), u(random), u(random)); };
+  percussion::test::sphere_box(avi, spheres, 1.0, 0.05, 0.1, random, velocity);
   avi.find_sphere_pairs(0.03);
   avi.set_gravity({0, 0, -9.81}, 1e-3);
 }
@@ -43,7 +44,8 @@ TEST(AviGranular, EnergiesAreOrderedByRestitution) {
       previous = energy;
     }
     EXPECT_GT(avi.counters().min_distance, 0.0);
-    std::printf("box of 60 spheres, e = %.1f: energy %.4f J of %.4f J after 1 s, %lld layer events, deepest layer %lld\n",
+    std::printf("box of 60 spheres, e = %.1f: energy %.4f J of %.4f J after 1 s, %lld layer events, "
+                "deepest layer %lld\n",
                 e, previous, e0, static_cast<long long>(avi.counters().layer_events),
                 static_cast<long long>(avi.counters().deepest_layer));
     final_energy.push_back(previous);

@@ -217,10 +217,12 @@ EnergyRecord spring_on_plane(bool aligned, double courant, double end) {
     ste += t[k] * e[k];
   }
   const double slope = (samples * ste - st * se) / (samples * stt - st * st);
-  std::printf("spring on a plane, %s clocks, C %g, T %g: energy in [%.4f, %.4f], fitted drift %+.2f %% of E0, %lld layer "
+  std::printf("spring on a plane, %s clocks, C %g, T %g: energy in [%.4f, %.4f], fitted drift %+.2f %% of E0, "
+              "%lld layer "
               "events, deepest layer %lld\n", aligned ? "aligned" : "restarted", courant, end,
               *std::min_element(e.begin(), e.end()), *std::max_element(e.begin(), e.end()), 100 * slope * end / 3.0,
-              static_cast<long long>(avi.counters().layer_events), static_cast<long long>(avi.counters().deepest_layer));
+              static_cast<long long>(avi.counters().layer_events),
+              static_cast<long long>(avi.counters().deepest_layer));
   return {*std::min_element(e.begin(), e.end()), *std::max_element(e.begin(), e.end()), slope * end / 3.0};
 }
 
@@ -231,8 +233,8 @@ TEST(AviIntegrator, SpringOnAPlaneKeepsItsEnergyOnlyWithAlignedLayerClocks) {
   const EnergyRecord restarted = spring_on_plane(false, 0.1, 2000);
   EXPECT_GT(restarted.drift, 0.10);
   EXPECT_GT(restarted.drift, 10 * std::abs(aligned.drift));
-  // At C = 0.1 the fitted drift moves by a few per cent with round-off (+1 % to +3 %); with smaller layer steps the band
-  // narrows and the drift stays within the notes' 2 % (checked at C = 0.02, as the notes' prototype).
+  // At C = 0.1 the fitted drift moves by a few per cent with round-off (+1 % to +3 %); with smaller layer steps the
+  // band narrows and the drift stays within the notes' 2 % (checked at C = 0.02, as the notes' prototype).
   const EnergyRecord finer = spring_on_plane(true, 0.02, 2000);
   EXPECT_LT(std::abs(finer.drift), 0.02);
   EXPECT_LT(finer.max - finer.min, aligned.max - aligned.min);

@@ -33,7 +33,8 @@ TEST(AviClosestPoints, AgreeWithTheDistanceKernels) {
     EXPECT_GE(*std::min_element(w.begin(), w.end()), 0.0);
     const double d2 = (p - (w[0] * t0 + w[1] * t1 + w[2] * t2)).squaredNorm();
     if (trial % 10 != 0) {
-      const double kernel = geometry::point_triangle_distance(p, t0, t1, t2, geometry::point_triangle_case(p, t0, t1, t2));
+      const auto region = geometry::point_triangle_case(p, t0, t1, t2);
+      const double kernel = geometry::point_triangle_distance(p, t0, t1, t2, region);
       EXPECT_NEAR(d2, kernel, 1e-12 * (1 + kernel)) << trial;
     }
     // No sampled triangle point is closer.
@@ -82,7 +83,8 @@ TEST(AviMeshContact, VertexAgainstAFreeTriangleKeepsMomenta) {
 TEST(AviMeshContact, CrossingEdgesKeepMomenta) {
   AsynchronousIntegrator avi(ContactSettings{{0.02, 100}, 0.05});
   const int a0 = avi.add_vertex({-0.5, 0.1, 0.3}, {0, 0, -1}, 1.0), a1 = avi.add_vertex({0.5, 0, 0.3}, {0, 0, -1}, 2.0);
-  const int b0 = avi.add_vertex({0.1, -0.5, 0}, {0, 0, 0.5}, 1.0), b1 = avi.add_vertex({0, 0.5, 0.05}, Vec3::Zero(), 1.0);
+  const int b0 = avi.add_vertex({0.1, -0.5, 0}, {0, 0, 0.5}, 1.0);
+  const int b1 = avi.add_vertex({0, 0.5, 0.05}, Vec3::Zero(), 1.0);
   avi.add_spring(a0, a1, 1e3, 1.0, 1e-3);  // the edges keep their lengths, roughly
   avi.add_spring(b0, b1, 1e3, 1.0, 1e-3);
   avi.add_edge_edge_pair(a0, a1, b0, b1);

@@ -57,7 +57,8 @@ int AsynchronousIntegrator::add_plane(const Vec3& point, const Vec3& normal) {
 void AsynchronousIntegrator::add(Pair p) {
   require(!started_, "pairs are added before the run starts");
   for (int k = 0; k < p.count; ++k) {
-    require(valid(p.vertices[k]), "a contact pair names vertex " + std::to_string(p.vertices[k]) + ", which does not exist");
+    require(valid(p.vertices[k]),
+            "a contact pair names vertex " + std::to_string(p.vertices[k]) + ", which does not exist");
     for (int m = p.side_a; m < p.count; ++m)
       require(k >= p.side_a || p.vertices[k] != p.vertices[m], "a contact pair's primitives share a vertex");
   }
@@ -354,8 +355,8 @@ void AsynchronousIntegrator::schedule_certificate(int pair) {
 }
 
 std::array<std::int32_t, 5> AsynchronousIntegrator::identity(const Pair& p) {
-  return {static_cast<std::int32_t>(p.type), p.vertices[0], p.type == PairType::SpherePlane ? -1 - p.plane : p.vertices[1],
-          p.vertices[2], p.vertices[3]};
+  const std::int32_t second = p.type == PairType::SpherePlane ? -1 - p.plane : p.vertices[1];
+  return {static_cast<std::int32_t>(p.type), p.vertices[0], second, p.vertices[2], p.vertices[3]};
 }
 
 // Every vertex (sphere) of a convex primitive stays on its side of the slab, so the primitive does: the first to reach

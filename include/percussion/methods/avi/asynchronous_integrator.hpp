@@ -1,10 +1,11 @@
 #pragma once
 // Asynchronous variational contact (notes 000, Algorithms 1–7 with the recommended 3′, 4′, 5′): point masses and
 // spheres joined by springs, under gravity, in contact with each other, with fixed planes and, as the primitives of
-// triangle meshes (shells, cloth), vertex against triangle and edge against edge, through nested penalty layers. Every potential kicks on its own time lattice j·h; positions drift linearly between events and are brought
-// up to date only where an event reads them. Each candidate pair keeps its layers 1..L active and one separating-slab
+// triangle meshes (shells, cloth), vertex against triangle and edge against edge, through nested penalty layers.
+// Every potential kicks on its own time lattice j·h; positions drift linearly between events and are brought up to
+// date only where a velocity changes. Each candidate pair keeps its layers 1..L active and one separating-slab
 // certificate that layer L+1 is not: layers are activated on their own lattice when the certificate fails and
-// dropped, deepest first, when they push nothing and the pair separates.
+// dropped, deepest first, when they push nothing and the pair separates. Sphere pairs can be found by a broad phase.
 #include <Eigen/Core>
 
 #include <array>

@@ -57,8 +57,9 @@ class EventQueue {
   std::vector<Event> heap_;
 };
 
-// The pending certificate expiry of each pair (or skin expiry of each sphere), at most one, moved in place when a kick changes it (a certificate is
-// rescheduled at every kick of its vertices: left in the main queue, the superseded ones would outnumber the rest).
+// The pending certificate expiry of each pair (or skin expiry of each sphere), at most one, moved in place when a
+// kick changes it (a certificate is rescheduled at every kick of its vertices: left in the main queue, the superseded
+// ones would outnumber the rest).
 class CertificateQueue {
  public:
   void reset(std::size_t items) {
