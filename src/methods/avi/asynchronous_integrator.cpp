@@ -269,11 +269,9 @@ void AsynchronousIntegrator::layer_event(const Event& e) {
     // Positions are brought up to date only where velocities change, so a vertex's position depends on its kicks
     // alone, not on how often others looked at it.
     sync_pair(p, e.time);
-    for (int k = 0; k < p.count; ++k) {
-      const int i = p.vertices[k];
-      v_[i] += c.w[k] * inverse_mass_[i] * j;
-      kicked(i);
-    }
+    for (int k = 0; k < p.count; ++k) v_[p.vertices[k]] += c.w[k] * inverse_mass_[p.vertices[k]] * j;
+    for (int k = 0; k < p.count; ++k)
+      if (inverse_mass_[p.vertices[k]] > 0) kicked(p.vertices[k]);  // after every kick: one reschedule each
   } else if (e.layer == p.deepest && normal_speed > 0) {
     // Pushing nothing while the pair separates: a slab of this layer's reach certifies it and every deeper one.
     p.deepest = e.layer - 1;
